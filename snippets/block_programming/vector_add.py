@@ -12,6 +12,7 @@ On a CPU:       TRITON_INTERPRET=1 python vector_add.py
 Checks itself against torch (exact equality) and exits non-zero when wrong.
 """
 
+import contextlib
 import os
 
 import torch
@@ -68,7 +69,8 @@ def add(x: torch.Tensor, y: torch.Tensor, block_size: int = 1024) -> torch.Tenso
     out = torch.empty_like(x)
     n = out.numel()
     grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)  # (4)!
-    add_kernel[grid](x, y, out, n, BLOCK_SIZE=block_size)
+    with torch.cuda.device(x.device) if x.is_cuda else contextlib.nullcontext():  # (5)!
+        add_kernel[grid](x, y, out, n, BLOCK_SIZE=block_size)
     return out
 
 
