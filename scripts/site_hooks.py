@@ -212,14 +212,13 @@ def _cpu_text(lang: str, path: str) -> str:
 
 
 def badge_html(lang: str, path: str) -> str:
-    parts = []
-    for slug, fresh in _status(path):
-        text = html.escape(_badge_text(lang, slug, fresh))
-        parts.append(
-            f'<span class="snippet-status__gpu" data-state="{fresh.state}" data-device="{slug}">'
-            f"{ICONS[fresh.state]} {text}</span>"
-        )
-    states = " ".join(sorted({fresh.state for _, fresh in _status(path)}))
+    status = _status(path)
+    parts = [
+        f'<span class="snippet-status__gpu" data-state="{fresh.state}" data-device="{slug}">'
+        f"{ICONS[fresh.state]} {html.escape(_badge_text(lang, slug, fresh))}</span>"
+        for slug, fresh in status
+    ]
+    states = " ".join(sorted({fresh.state for _, fresh in status}))
     cpu = html.escape(_cpu_text(lang, path))
     return (
         f'<div class="snippet-status" data-snippet="{html.escape(path)}" data-states="{states}">'
