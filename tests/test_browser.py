@@ -151,6 +151,22 @@ def test_copied_complete_file_runs_as_is(page, base_url, tmp_path):
     assert "all checks passed" in proc.stdout
 
 
+def test_light_dark_toggle(page, base_url):
+    page.goto(base_url + "zh/" + CHAPTER)
+    scheme = lambda: page.locator("body").get_attribute("data-md-color-scheme")  # noqa: E731
+    assert scheme() == "default"
+    page.locator("form[data-md-component=palette] label:visible").first.click()
+    assert scheme() == "slate"
+
+
+def test_version_selector_lists_the_lock(page, base_url):
+    page.goto(base_url + CHAPTER)
+    lock = records.load_lock(records.current_lock_id())
+    selector = page.locator(".md-version__current")
+    selector.wait_for()
+    assert selector.inner_text() == lock.title
+
+
 def test_code_annotations_are_interactive(page, base_url):
     page.goto(base_url + CHAPTER)
     assert page.locator(".md-annotation").count() >= 10
