@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,18 @@ import snippet_records as records
 
 REPO = records.REPO_ROOT
 LANGUAGES = ("en", "zh")
+
+
+SITE_SOURCES = ("mkdocs.yml", "docs", "snippets", "scripts", "locks", "overrides", "search")
+
+
+def copy_project(dest: Path) -> Path:
+    """Copy what building and publishing the site reads, to change it without touching the repo."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in SITE_SOURCES:
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
+    return dest
 
 
 def build_site(source: Path, dest: Path, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import snippet_records as records
-from conftest import REPO
-
-PROJECT = ("mkdocs.yml", "docs", "snippets", "scripts", "locks", "overrides", "search")
+from conftest import copy_project
 
 
 def git(cwd, *args: str) -> str:
@@ -21,9 +18,7 @@ def git(cwd, *args: str) -> str:
 
 
 def test_deploy_publishes_the_lock_as_a_mike_version(tmp_path):
-    for name in PROJECT:
-        src = REPO / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp_path / name)
+    copy_project(tmp_path)
     git(tmp_path, "init", "-q", "-b", "main")
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "docs")

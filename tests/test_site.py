@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import snippet_records as records
-from conftest import LANGUAGES, REPO, build_site, built_page, doc_pages
+from conftest import LANGUAGES, REPO, build_site, built_page, copy_project, doc_pages
 
 INCLUDE = re.compile(r'^\s*-{1,}8<-{1,}\s+"(?P<target>[^"]+)"\s*$', re.M)
 FENCE = re.compile(
@@ -214,11 +213,7 @@ def test_chinese_search_index_is_segmented(site_dir):
 
 @pytest.fixture
 def project_copy(tmp_path) -> Path:
-    """A copy of what the site build reads, to edit without touching the checkout."""
-    for name in ("mkdocs.yml", "docs", "snippets", "scripts", "locks", "overrides", "search"):
-        src = REPO / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, tmp_path / name)
-    return tmp_path
+    return copy_project(tmp_path / "project")
 
 
 def test_build_fails_when_a_snippet_changed_since_its_gpu_run(project_copy, tmp_path):
