@@ -116,7 +116,6 @@ def on_config(config):
     lock_id = os.environ.get("DOCS_LOCK") or records.current_lock_id()
     lock = records.load_lock(lock_id)
     STATE = BuildState(lock, {slug: records.load_record(lock_id, slug) for slug in lock.devices})
-    config.extra["lock"] = {"id": lock.id, "title": lock.title, "mike_version": lock.mike_version}
     keep_notebooks_as_pages()
     return config
 
