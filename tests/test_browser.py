@@ -81,10 +81,13 @@ def page(browser):
     page = context.new_page()
     page.requested_hosts = set()
     page.on("request", lambda request: page.requested_hosts.add(urlparse(request.url).hostname))
+    errors = []
+    page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
     yield page
     outside = page.requested_hosts - {"127.0.0.1", None}
     context.close()
     assert not outside, f"the site requested outside hosts: {sorted(outside)}"
+    assert not errors, "JavaScript errors on the page:\n" + "\n".join(errors)
 
 
 def switch_language(page, lang: str) -> None:
@@ -112,11 +115,22 @@ def test_home_page_switches_language_under_the_version_folder(page, base_url):
     assert page.locator("h1").inner_text().startswith("Triton 算子")
 
 
-def test_chinese_search_lands_on_the_chinese_page(page, base_url):
-    page.goto(base_url + "zh/")
+def search_for(page, query: str) -> None:
+    """Enter a query in Material's search box the way a Chinese input method does.
+
+    Material reads the query on `keyup` (and once when its search worker is ready). An IME
+    commits Chinese text as an input event followed by key events; Playwright's typing of CJK
+    text sends only the input event, so finish with a key press, as the IME's commit does.
+    """
     search = page.locator("input.md-search__input")
     search.click()
-    search.fill("掩码")
+    search.fill(query)
+    search.press("End")
+
+
+def test_chinese_search_lands_on_the_chinese_page(page, base_url):
+    page.goto(base_url + "zh/")
+    search_for(page, "掩码")
     result = page.locator(".md-search-result__item a").first
     result.wait_for(timeout=15_000)
     assert "zh/block-programming/" in result.get_attribute("href")
