@@ -1,25 +1,47 @@
-# Two entry points (see README.md):
-#   make serve   bilingual site on http://127.0.0.1:8000 with live reload (docs toolchain only)
-#   make test    the whole CPU test suite (snippets under TRITON_INTERPRET=1, site build, parity, browser)
-# Each creates or refreshes its project-local virtual environment from the exact pins in requirements/.
+# Entry points (see README.md):
+#   make serve        bilingual site on http://127.0.0.1:8000, live reload (docs toolchain only)
+#   make test         the whole CPU test suite, what CI runs (.ci/run)
+#   make check        the fast part for authors: snippets, build, parity, no browser, no deploy
+#   make records-cpu  re-run the snippets on this CPU for every lock and rewrite their CPU records
+#   make publish      build every lock as a mike version into the local gh-pages branch and serve it
+#   make gpu-verify   on a CUDA machine with the current lock: run every snippet, write the record
+# Each environment is created or refreshed from exact pins in requirements/ (uv pip sync).
 
 PYTHON ?= python3
+UV_VENV := .venv-uv
+UV := $(UV_VENV)/bin/uv
 DOCS_VENV := .venv-docs
 TEST_VENV := .venv
-PIP_FLAGS := --disable-pip-version-check --no-input
+LOCK_VENVS := $(patsubst requirements/lock-%.txt,.venv-locks/%/.synced,$(wildcard requirements/lock-*.txt))
+PIP_FLAGS := --disable-pip-version-check --no-input --quiet
 
-.PHONY: serve test build gpu-verify clean
+.PHONY: serve test check build records-cpu publish gpu-verify clean
 
-$(DOCS_VENV)/.synced: requirements/docs.txt
+$(UV):
 	$(PYTHON) scripts/check_python.py
-	test -x $(DOCS_VENV)/bin/python || $(PYTHON) -m venv $(DOCS_VENV)
-	$(DOCS_VENV)/bin/python -m pip install $(PIP_FLAGS) -r requirements/docs.txt
+	$(PYTHON) -m venv $(UV_VENV)
+	$(UV_VENV)/bin/python -m pip install $(PIP_FLAGS) uv==0.13.8
+
+$(DOCS_VENV)/.synced: requirements/docs.txt | $(UV)
+	test -x $(DOCS_VENV)/bin/python || $(UV) venv --quiet --python $(PYTHON) $(DOCS_VENV)
+	$(UV) pip sync --quiet --python $(DOCS_VENV)/bin/python requirements/docs.txt
 	touch $@
 
-$(TEST_VENV)/.synced: requirements/test.txt requirements/docs.txt
-	$(PYTHON) scripts/check_python.py
-	test -x $(TEST_VENV)/bin/python || $(PYTHON) -m venv $(TEST_VENV)
-	$(TEST_VENV)/bin/python -m pip install $(PIP_FLAGS) -r requirements/test.txt
+$(TEST_VENV)/.synced: requirements/test.txt | $(UV)
+	test -x $(TEST_VENV)/bin/python || $(UV) venv --quiet --python $(PYTHON) $(TEST_VENV)
+	$(UV) pip sync --quiet --python $(TEST_VENV)/bin/python requirements/test.txt
+	touch $@
+
+# One environment per lock other than the current one (the current lock's is .venv itself):
+# torch, triton and numpy at that lock's pins, to run the snippets on the CPU.
+.venv-locks/%/.synced: requirements/lock-%.txt | $(UV)
+	test -x .venv-locks/$*/bin/python || $(UV) venv --quiet --python $(PYTHON) .venv-locks/$*
+	$(UV) pip sync --quiet --python .venv-locks/$*/bin/python $<
+	touch $@
+
+# axe-core for the accessibility check in the browser test (package-lock.json pins it).
+node_modules/.synced: package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
 	touch $@
 
 serve: $(DOCS_VENV)/.synced
@@ -28,8 +50,20 @@ serve: $(DOCS_VENV)/.synced
 build: $(DOCS_VENV)/.synced
 	$(DOCS_VENV)/bin/mkdocs build --strict
 
-test: $(TEST_VENV)/.synced
+test: $(TEST_VENV)/.synced $(LOCK_VENVS) node_modules/.synced
 	$(TEST_VENV)/bin/python -m pytest
+
+check: $(TEST_VENV)/.synced $(LOCK_VENVS)
+	$(TEST_VENV)/bin/python -m pytest -m "not browser and not slow"
+
+records-cpu: $(TEST_VENV)/.synced $(LOCK_VENVS)
+	$(TEST_VENV)/bin/python scripts/verify_snippets.py --cpu
+	for venv in $(dir $(LOCK_VENVS)); do \
+	  $$venv/bin/python scripts/verify_snippets.py --cpu --lock $$(basename $$venv) || exit 1; \
+	done
+
+publish: $(TEST_VENV)/.synced
+	$(TEST_VENV)/bin/python scripts/deploy_docs.py --all --serve
 
 # On a CUDA machine with the lock's torch/triton: run every snippet natively, write the record.
 gpu-verify: $(TEST_VENV)/.synced
