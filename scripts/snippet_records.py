@@ -1,23 +1,30 @@
-"""The data behind "every snippet is executed": snippet needs, locks and GPU records.
+"""The data behind "every snippet is executed": snippet needs, locks, run records and states.
 
-Used by the GPU runner (scripts/verify_snippets.py), the MkDocs hook (scripts/site_hooks.py) and
-the tests. Standard library only, so it also runs on the GPU machine's bare Python.
+Used by the runner (scripts/verify_snippets.py), the MkDocs hook (scripts/site_hooks.py), the
+audit (scripts/audit_locks.py) and the tests. Standard library only, so it also runs on the GPU
+machine's bare Python.
 
 * A snippet declares what it needs in its PEP 723 inline-metadata block, table ``[tool.snippet]``::
 
       # /// script
       # requires-python = ">=3.10"
+      # dependencies = ["torch", "triton", "numpy"]
       # [tool.snippet]
-      # gpu = { min-cc = "8.0" }          # or: gpu = { skip = "why it never runs on a GPU" }
-      # cpu = { interpreter = true }      # or: cpu = { skip = "why CI cannot run it on a CPU" }
+      # gpu = { min-cc = "8.0" }          # or: gpu = { skip = "why never on a GPU", ... }
+      # cpu = { interpreter = true }      # or: cpu = { skip = "why never on a CPU", ... }
       # ///
 
   ``cpu = { interpreter = false }`` means it runs on a plain CPU without TRITON_INTERPRET.
   Every ``skip`` reason comes with ``skip-zh``, the same reason in Chinese for the zh pages.
+  ``dependencies`` names packages without versions: each lock pins them (``[packages]``), and
+  the complete file a reader copies from that lock's pages carries the pins.
 
-* A lock is ``locks/<id>.toml``: one torch + triton combination, its review dates and the snippets
-  whose GPU record is knowingly behind (``[pending]``).
-* A GPU record is ``locks/<id>.<device-slug>.json``, written by the GPU runner.
+* A lock is ``locks/<id>.toml``: one torch + triton combination, its review dates, the devices
+  that verify it and the snippets whose GPU record is knowingly behind (``[pending]``).
+* A record is ``locks/<id>.<platform>.json``: ``<platform>`` is a GPU device slug (written by the
+  runner on that GPU) or ``cpu`` (written by the runner with ``--cpu`` in the lock's environment).
+* A snippet's *state* on one platform of one lock is one of ``STATES``; it is worked out once per
+  build by ``lock_states``.
 """
 
 from __future__ import annotations
@@ -27,25 +34,112 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 try:
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+except ModuleNotFoundError:  # Python 3.10 (the GPU machine may have it)
     import tomli as tomllib  # type: ignore[no-redef]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS_DIR = REPO_ROOT / "snippets"
 LOCKS_DIR = REPO_ROOT / "locks"
 
-RECORD_SCHEMA = 1
-STATUSES = ("passed", "failed", "skipped")
+RECORD_SCHEMA = 2
+CPU = "cpu"  # the platform name of CPU records
+ANY_GPU = "gpu"  # the GPU platform of a lock that no GPU device verifies (it has no record)
+# GPU devices a lock may name, by slug: the runner's device name (torch.cuda.get_device_name()).
+KNOWN_DEVICES = {"nvidia-h200": "NVIDIA H200"}
+RUN_STATUSES = ("passed", "failed", "skipped")
+LOCK_STATUSES = ("current", "supported", "retired")
+STDOUT_LINES_KEPT = 400
+
+# ----------------------------------------------------------------------------- figures
+
 FIGURES_PREFIX = "figures: "
-# A figure: {"value", "statistic"} plus optional "unit", "op", "shape", "dtype", "compile",
-# which together are its ID card on the page.
-FIGURE_STATISTICS = ("single", "median", "mean", "min", "count")
+FIGURE_STATISTICS = ("median", "mean", "min", "count", "ratio", "spec")
+FIGURE_SPREADS = ("min-max", "p20-p80")
 FIGURE_COMPILE = ("included", "excluded")
-FIGURE_KEYS = {"value", "statistic", "unit", "op", "shape", "dtype", "compile"}
+FIGURE_KEYS = {
+    "value",
+    "unit",
+    "statistic",
+    "low",
+    "high",
+    "spread",
+    "repeats",
+    "op",
+    "reference",
+    "shape",
+    "dtype",
+    "compile",
+}
+# A measured quantity (time, throughput) moves between runs: it carries its spread.
+MEASURED_UNITS = ("s", "ms", "us", "µs", "ns", "GB/s", "TB/s", "TFLOP/s")
+
+
+def validate_figure(name: str, figure: object) -> None:
+    """Raise ValueError unless ``figure`` carries a value and a complete ID card.
+
+    Every figure has ``value`` and ``statistic``. A measured figure (a unit in MEASURED_UNITS)
+    is a median or mean of ``repeats`` >= 3 runs with its spread: ``low``/``high`` and
+    ``spread`` ("min-max" or "p20-p80"), and says whether compile time is in it (``compile``).
+    A "spec" figure is a datasheet number, not a measurement; its ``op`` names the source.
+    """
+    if not isinstance(figure, dict):
+        raise ValueError(f"figure {name!r} must be an object with value and statistic")
+    unknown = set(figure) - FIGURE_KEYS
+    if unknown:
+        raise ValueError(f"figure {name!r}: unknown keys {sorted(unknown)}")
+    value = figure.get("value")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValueError(f"figure {name!r}: value must be a number")
+    if figure.get("statistic") not in FIGURE_STATISTICS:
+        raise ValueError(f"figure {name!r}: statistic must be one of {FIGURE_STATISTICS}")
+    if "compile" in figure and figure["compile"] not in FIGURE_COMPILE:
+        raise ValueError(f"figure {name!r}: compile must be one of {FIGURE_COMPILE}")
+    if figure.get("unit") in MEASURED_UNITS and figure["statistic"] != "spec":
+        if figure["statistic"] not in ("median", "mean", "min"):
+            raise ValueError(f"figure {name!r}: a measured figure is a median, mean or min")
+        repeats = figure.get("repeats")
+        if not isinstance(repeats, int) or repeats < 3:
+            raise ValueError(f"figure {name!r}: a measured figure needs repeats >= 3")
+        if figure.get("spread") not in FIGURE_SPREADS:
+            raise ValueError(f"figure {name!r}: spread must be one of {FIGURE_SPREADS}")
+        low, high = figure.get("low"), figure.get("high")
+        if not all(isinstance(v, (int, float)) for v in (low, high)) or not low <= high:
+            raise ValueError(f"figure {name!r}: needs low <= high (its spread)")
+        if "compile" not in figure:
+            raise ValueError(f"figure {name!r}: say whether compile time is included")
+        if not figure.get("op"):
+            raise ValueError(f"figure {name!r}: say what was measured (op)")
+
+
+def parse_figures(output: str) -> dict:
+    """Merge every ``figures: {json}`` line a snippet printed; validate each figure."""
+    figures: dict = {}
+    for line in output.splitlines():
+        if line.startswith(FIGURES_PREFIX):
+            value = json.loads(line[len(FIGURES_PREFIX) :])
+            if not isinstance(value, dict):
+                raise ValueError(f"figures line is not a JSON object: {line!r}")
+            for name, figure in value.items():
+                validate_figure(name, figure)
+            figures.update(value)
+    return figures
+
+
+def output_lines(output: str) -> list[str]:
+    """What a record keeps of a snippet's standard output: its lines, figures lines left out."""
+    lines = [line.rstrip() for line in output.splitlines() if not line.startswith(FIGURES_PREFIX)]
+    if len(lines) > STDOUT_LINES_KEPT:
+        half = STDOUT_LINES_KEPT // 2
+        lines = [*lines[:half], f"... {len(lines) - 2 * half} lines left out ...", *lines[-half:]]
+    return lines
+
+
+# ----------------------------------------------------------------------------- snippet contract
 
 _PEP723_BLOCK = re.compile(
     r"(?m)^# /// (?P<type>[a-zA-Z0-9-]+)$\s(?P<content>(^#(| .*)$\s)+)^# ///$"
@@ -65,6 +159,7 @@ class SnippetNeeds:
     gpu_skip: str | None  # set when it never runs on a GPU, with the reason
     cpu_interpreter: bool  # run on CPU with TRITON_INTERPRET=1
     cpu_skip: str | None  # set when CI cannot run it on a CPU, with the reason
+    dependencies: tuple[str, ...] = ()
     timeout_s: int = 600
     skip_zh: dict[str, str] = field(default_factory=dict)  # "gpu"/"cpu" -> reason in Chinese
 
@@ -75,6 +170,12 @@ class SnippetNeeds:
     @property
     def runs_on_cpu(self) -> bool:
         return self.cpu_skip is None
+
+    def skip_reason(self, platform: str, lang: str = "en") -> str:
+        """Why the snippet never runs on ``platform`` (a device slug or "cpu"), in ``lang``."""
+        kind = CPU if platform == CPU else "gpu"
+        reason = self.cpu_skip if kind == CPU else self.gpu_skip
+        return (self.skip_zh.get(kind, "") if lang == "zh" else reason) or ""
 
 
 def relative_path(path: Path | str) -> str:
@@ -94,15 +195,19 @@ def file_sha256(path: Path | str) -> str:
     return hashlib.sha256((REPO_ROOT / path).read_bytes()).hexdigest()
 
 
-def _script_metadata(text: str, where: str) -> dict:
+def script_metadata_block(text: str, where: str) -> re.Match:
     blocks = [m for m in _PEP723_BLOCK.finditer(text) if m.group("type") == "script"]
     if len(blocks) != 1:
         raise SnippetContractError(
             f"{where}: expected exactly one '# /// script' metadata block, found {len(blocks)}"
         )
+    return blocks[0]
+
+
+def _script_metadata(text: str, where: str) -> dict:
     content = "".join(
         line[2:] if line.startswith("# ") else line[1:]
-        for line in blocks[0].group("content").splitlines(keepends=True)
+        for line in script_metadata_block(text, where).group("content").splitlines(keepends=True)
     )
     try:
         return tomllib.loads(content)
@@ -130,6 +235,11 @@ def _one_of(table: object, where: str, allowed: set[str]) -> dict:
 def read_snippet_needs(path: Path | str) -> SnippetNeeds:
     """Read and validate a snippet's declared needs; raise SnippetContractError when wrong."""
     rel = relative_path(path)
+    return _read_snippet_needs(rel, file_sha256(rel))
+
+
+@cache
+def _read_snippet_needs(rel: str, sha256: str) -> SnippetNeeds:
     return parse_snippet_needs((REPO_ROOT / rel).read_text(encoding="utf-8"), rel)
 
 
@@ -158,47 +268,41 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     timeout = table.get("timeout", 600)
     if not isinstance(timeout, int) or timeout <= 0:
         raise SnippetContractError(f"{rel}: timeout must be a positive number of seconds")
+    deps = meta.get("dependencies", [])
+    if not isinstance(deps, list) or not all(
+        isinstance(d, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", d) for d in deps
+    ):
+        raise SnippetContractError(
+            f"{rel}: dependencies must list package names without versions (each lock pins them)"
+        )
     return SnippetNeeds(
         path=rel,
         gpu_min_cc=gpu.get("min-cc"),
         gpu_skip=gpu.get("skip"),
         cpu_interpreter=bool(cpu.get("interpreter", False)),
         cpu_skip=cpu.get("skip"),
+        dependencies=tuple(deps),
         timeout_s=timeout,
         skip_zh={k: t["skip-zh"] for k, t in (("gpu", gpu), ("cpu", cpu)) if "skip-zh" in t},
     )
 
 
-def validate_figure(name: str, figure: object) -> None:
-    """Raise ValueError unless ``figure`` carries a value and a complete-enough ID card."""
-    if not isinstance(figure, dict):
-        raise ValueError(f"figure {name!r} must be an object with value and statistic")
-    unknown = set(figure) - FIGURE_KEYS
-    if unknown:
-        raise ValueError(f"figure {name!r}: unknown keys {sorted(unknown)}")
-    if not isinstance(figure.get("value"), (int, float)):
-        raise ValueError(f"figure {name!r}: value must be a number")
-    if figure.get("statistic") not in FIGURE_STATISTICS:
-        raise ValueError(f"figure {name!r}: statistic must be one of {FIGURE_STATISTICS}")
-    if "compile" in figure and figure["compile"] not in FIGURE_COMPILE:
-        raise ValueError(f"figure {name!r}: compile must be one of {FIGURE_COMPILE}")
+# ----------------------------------------------------------------------------- locks
 
 
-def parse_figures(output: str) -> dict:
-    """Merge every ``figures: {json}`` line a snippet printed; validate each figure."""
-    figures: dict = {}
-    for line in output.splitlines():
-        if line.startswith(FIGURES_PREFIX):
-            value = json.loads(line[len(FIGURES_PREFIX) :])
-            if not isinstance(value, dict):
-                raise ValueError(f"figures line is not a JSON object: {line!r}")
-            for name, figure in value.items():
-                validate_figure(name, figure)
-            figures.update(value)
-    return figures
+class LockError(ValueError):
+    """A lock file is missing a key, has a bad value, or names something unknown."""
 
 
-# ----------------------------------------------------------------------------- locks and records
+@dataclass(frozen=True)
+class Reason:
+    """A reason shown to readers, in both languages."""
+
+    en: str
+    zh: str
+
+    def __call__(self, lang: str) -> str:
+        return self.zh if lang == "zh" else self.en
 
 
 @dataclass(frozen=True)
@@ -208,47 +312,165 @@ class Lock:
     torch: str
     triton: str
     cuda: str
+    python: str  # the Requires-Python range both wheels allow, e.g. ">=3.10"
     status: str  # current | supported | retired
     reviewed: dt.date
     next_review: dt.date
     mike_version: str
-    devices: tuple[str, ...]
-    pending: dict[str, str] = field(default_factory=dict)
+    packages: dict[str, str]  # name -> exact version a reader installs
+    devices: tuple[str, ...]  # GPU device slugs whose records verify this lock
+    gpu_reason: Reason | None = None  # why no GPU verifies it, when devices is empty
+    pending: dict[str, Reason] = field(default_factory=dict)
+
+    @property
+    def record_platforms(self) -> tuple[str, ...]:
+        """Every record a complete lock has: one per device, and the CPU one."""
+        return (*self.devices, CPU)
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """What a badge shows a state for: each device (or "gpu" when none verifies the lock,
+        whose state then says so), and the CPU."""
+        return (*(self.devices or (ANY_GPU,)), CPU)
+
+    @property
+    def triton_minor(self) -> tuple[int, int]:
+        major, minor = self.triton.split(".")[:2]
+        return int(major), int(minor)
+
+    def pins(self, names: tuple[str, ...] | list[str]) -> list[str]:
+        """``name==version`` for each package name, from this lock's ``[packages]``."""
+        missing = [n for n in names if n not in self.packages]
+        if missing:
+            raise LockError(f"lock {self.id} pins no version of {missing} ([packages])")
+        return [f"{n}=={self.packages[n]}" for n in names]
+
+
+LOCK_KEYS = {
+    "id",
+    "title",
+    "status",
+    "reviewed",
+    "next-review",
+    "mike-version",
+    "python",
+    "cuda",
+    "packages",
+    "gpu",
+    "pending",
+}
+
+
+def lock_ids() -> list[str]:
+    return sorted(p.stem for p in LOCKS_DIR.glob("*.toml"))
+
+
+def parse_lock(data: dict, where: str) -> Lock:
+    """Validate a lock's TOML data; raise LockError with what is wrong and how to fix it."""
+
+    def need(key: str, kind: type | tuple[type, ...], table: dict = data, at: str = "") -> object:
+        if key not in table:
+            raise LockError(f"{where}: missing key {at}{key!r}")
+        if not isinstance(table[key], kind):
+            raise LockError(f"{where}: {at}{key} has the wrong type ({type(table[key]).__name__})")
+        return table[key]
+
+    unknown = set(data) - LOCK_KEYS
+    if unknown:
+        raise LockError(f"{where}: unknown keys {sorted(unknown)}; known: {sorted(LOCK_KEYS)}")
+    status = need("status", str)
+    if status not in LOCK_STATUSES:
+        raise LockError(f"{where}: status {status!r} is not one of {LOCK_STATUSES}")
+    reviewed, next_review = need("reviewed", dt.date), need("next-review", dt.date)
+    if not reviewed < next_review:
+        raise LockError(f"{where}: next-review ({next_review}) must come after {reviewed}")
+    packages = need("packages", dict)
+    for name in ("torch", "triton"):
+        if not isinstance(packages.get(name), str):
+            raise LockError(f"{where}: [packages] must pin {name}")
+    for name, version in packages.items():
+        if not isinstance(version, str) or not re.fullmatch(r"\d+(\.\d+)*", version):
+            raise LockError(f"{where}: [packages] {name} = {version!r} is not an exact version")
+    python = need("python", str)
+    if not re.fullmatch(r">=3\.\d+(,<3\.\d+)?", python):
+        raise LockError(
+            f'{where}: python = {python!r}; write the range as ">=3.10" or ">=3.11,<3.15"'
+        )
+    mike_version = need("mike-version", str)
+    if not re.fullmatch(r"triton-\d+\.\d+", mike_version):
+        raise LockError(
+            f'{where}: mike-version {mike_version!r} must read "triton-<major>.<minor>"'
+        )
+    gpu = need("gpu", dict)
+    devices = need("devices", list, gpu, "gpu.")
+    unknown_devices = [d for d in devices if d not in KNOWN_DEVICES]
+    if unknown_devices:
+        raise LockError(
+            f"{where}: unknown device {unknown_devices}; known: {sorted(KNOWN_DEVICES)} "
+            "(add a new one to KNOWN_DEVICES in scripts/snippet_records.py)"
+        )
+    gpu_reason = None
+    if not devices:
+        if not (isinstance(gpu.get("reason"), str) and isinstance(gpu.get("reason-zh"), str)):
+            raise LockError(f"{where}: gpu.devices is empty: give reason and reason-zh")
+        gpu_reason = Reason(gpu["reason"], gpu["reason-zh"])
+    pending = {}
+    for path, reason in data.get("pending", {}).items():
+        if not (
+            isinstance(reason, dict)
+            and set(reason) == {"reason", "reason-zh"}
+            and all(isinstance(v, str) and v.strip() for v in reason.values())
+        ):
+            raise LockError(
+                f'{where}: pending "{path}" needs {{ reason = "...", reason-zh = "..." }}'
+            )
+        pending[path] = Reason(reason["reason"], reason["reason-zh"])
+    return Lock(
+        id=need("id", str),
+        title=need("title", str),
+        torch=packages["torch"],
+        triton=packages["triton"],
+        cuda=need("cuda", str),
+        python=python,
+        status=status,
+        reviewed=reviewed,
+        next_review=next_review,
+        mike_version=mike_version,
+        packages=dict(packages),
+        devices=tuple(devices),
+        gpu_reason=gpu_reason,
+        pending=pending,
+    )
 
 
 def load_lock(lock_id: str) -> Lock:
     path = LOCKS_DIR / f"{lock_id}.toml"
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in LOCKS_DIR.glob("*.toml")))
-        raise FileNotFoundError(f"no lock {lock_id!r} (locks/{lock_id}.toml); known: {known}")
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    if data.get("id") != lock_id:
-        raise ValueError(f"{path.name}: id = {data.get('id')!r} does not match the file name")
-    return Lock(
-        id=lock_id,
-        title=data["title"],
-        torch=data["torch"],
-        triton=data["triton"],
-        cuda=data["cuda"],
-        status=data["status"],
-        reviewed=data["reviewed"],
-        next_review=data["next-review"],
-        mike_version=data["mike-version"],
-        devices=tuple(data["gpu"]["devices"]),
-        pending=dict(data.get("pending", {})),
-    )
+        raise FileNotFoundError(f"no lock {lock_id!r} (locks/{lock_id}.toml); known: {lock_ids()}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise LockError(f"{path.name}: not valid TOML: {exc}") from exc
+    lock = parse_lock(data, path.name)
+    if lock.id != lock_id:
+        raise LockError(f"{path.name}: id = {lock.id!r} does not match the file name")
+    return lock
+
+
+def all_locks() -> list[Lock]:
+    """Every lock, newest Triton first."""
+    return sorted((load_lock(i) for i in lock_ids()), key=lambda k: k.triton_minor, reverse=True)
 
 
 def current_lock_id() -> str:
     """The one lock whose status is 'current'."""
-    current = [
-        p.stem
-        for p in sorted(LOCKS_DIR.glob("*.toml"))
-        if tomllib.loads(p.read_text(encoding="utf-8")).get("status") == "current"
-    ]
+    current = [lock.id for lock in all_locks() if lock.status == "current"]
     if len(current) != 1:
-        raise ValueError(f"exactly one lock must have status = 'current'; found {current}")
+        raise LockError(f"exactly one lock must have status = 'current'; found {current}")
     return current[0]
+
+
+# ----------------------------------------------------------------------------- records
 
 
 def device_slug(device_name: str) -> str:
@@ -256,12 +478,12 @@ def device_slug(device_name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
 
 
-def record_path(lock_id: str, slug: str) -> Path:
-    return LOCKS_DIR / f"{lock_id}.{slug}.json"
+def record_path(lock_id: str, platform: str) -> Path:
+    return LOCKS_DIR / f"{lock_id}.{platform}.json"
 
 
-def load_record(lock_id: str, slug: str) -> dict | None:
-    path = record_path(lock_id, slug)
+def load_record(lock_id: str, platform: str) -> dict | None:
+    path = record_path(lock_id, platform)
     if not path.is_file():
         return None
     record = json.loads(path.read_text(encoding="utf-8"))
@@ -277,18 +499,21 @@ def validate_record(record: dict, where: str = "record") -> None:
         if missing:
             raise ValueError(f"{where}: {at} lacks {missing}")
 
-    need(record, ("lock", "date", "device", "versions", "snippets"), "record")
-    need(record["device"], ("name", "cc", "driver"), "device")
-    need(record["versions"], ("torch", "triton", "cuda", "python"), "versions")
+    need(record, ("schema", "lock", "platform", "date", "device", "versions", "snippets"), "record")
+    if record["schema"] != RECORD_SCHEMA:
+        raise ValueError(f"{where}: schema {record['schema']}, expected {RECORD_SCHEMA}")
+    gpu = record["platform"] != CPU
+    need(record["device"], ("name", "cc", "driver") if gpu else ("name", "machine"), "device")
+    need(record["versions"], ("torch", "triton", "python") + (("cuda",) if gpu else ()), "versions")
     for entry in record["snippets"]:
         need(
             entry,
-            ("path", "sha256", "status", "seconds", "figures"),
+            ("path", "sha256", "status", "seconds", "date", "figures", "stdout"),
             f"snippet {entry.get('path')}",
         )
-        if entry["status"] not in STATUSES:
+        if entry["status"] not in RUN_STATUSES:
             raise ValueError(
-                f"{where}: {entry['path']}: status {entry['status']!r} not in {STATUSES}"
+                f"{where}: {entry['path']}: status {entry['status']!r} not in {RUN_STATUSES}"
             )
         for name, figure in entry["figures"].items():
             validate_figure(name, figure)
@@ -296,39 +521,217 @@ def validate_record(record: dict, where: str = "record") -> None:
             raise ValueError(f"{where}: {entry['path']}: {entry['status']} without a reason")
 
 
-# ----------------------------------------------------------------------------- freshness
+# ----------------------------------------------------------------------------- states
 
 
 @dataclass(frozen=True)
-class Freshness:
-    """What the site says about one snippet on one device record."""
+class State:
+    """One word of the vocabulary the site, the tests and the audit share."""
+
+    name: str
+    icon: str
+    verified: bool  # the record speaks for the file as it is now
+    blocks_ci: bool  # CI fails while a snippet is in this state
+    en: str
+    zh: str
+
+
+STATES: dict[str, State] = {
+    s.name: s
+    for s in (
+        State(
+            "verified",
+            "✓",
+            True,
+            False,
+            "verified on {device} · {versions} · {date}",
+            "已在 {device} 上验证 · {versions} · {date}",
+        ),
+        State(
+            "changed",
+            "!",
+            False,
+            True,
+            "changed since its run on {device} ({date}): not verified",
+            "在 {device} 上运行（{date}）之后已修改：未经验证",
+        ),
+        State(
+            "pending",
+            "…",
+            False,
+            False,
+            "{device} run pending: {reason}",
+            "等待在 {device} 上重新运行：{reason}",
+        ),
+        State(
+            "failed",
+            "✗",
+            False,
+            True,
+            "failed on {device} ({date}): {reason}",
+            "在 {device} 上失败（{date}）：{reason}",
+        ),
+        State(
+            "skipped",
+            "–",
+            False,
+            True,
+            "skipped on {device} ({date}): {reason}",
+            "在 {device} 上被跳过（{date}）：{reason}",
+        ),
+        State("not-run", "?", False, True, "not run on {device} yet", "尚未在 {device} 上运行"),
+        State(
+            "no-record",
+            "?",
+            False,
+            True,
+            "no {device} record for this lock",
+            "本锁定版本没有 {device} 的记录",
+        ),
+        State(
+            "not-here",
+            "◇",
+            False,
+            False,
+            "not run on {device}: {reason}",
+            "不在 {device} 上运行：{reason}",
+        ),
+        State(
+            "no-gpu",
+            "○",
+            False,
+            False,
+            "not verified on a GPU for this lock: {reason}",
+            "本锁定版本未经 GPU 验证：{reason}",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class SnippetState:
+    """What one record of one lock says about one snippet file as it is now."""
 
     path: str
-    state: str  # verified | changed | pending | failed | skipped | not-run | no-record | cpu-only
-    reason: str = ""
-    record: dict | None = None  # the device record, when there is one
+    platform: str  # a device slug, or "cpu"
+    state: State
+    reason: Reason | None = None
+    record: dict | None = None  # the platform's record, when there is one
     entry: dict | None = None  # the snippet's row in it
 
 
-def snippet_freshness(needs: SnippetNeeds, lock: Lock, record: dict | None) -> Freshness:
-    """Compare a snippet file with its row in one GPU record of the lock."""
-    if not needs.runs_on_gpu:
-        return Freshness(needs.path, "cpu-only", needs.gpu_skip or "")
+def snippet_state(
+    needs: SnippetNeeds, lock: Lock, platform: str, record: dict | None
+) -> SnippetState:
+    """Compare a snippet file with its row in the lock's record for ``platform``."""
+
+    def state(name: str, reason: Reason | None = None) -> SnippetState:
+        return SnippetState(needs.path, platform, STATES[name], reason, record, entry)
+
     entry = None
     if record is not None:
         entry = next((e for e in record["snippets"] if e["path"] == needs.path), None)
+    skip = needs.cpu_skip if platform == CPU else needs.gpu_skip
+    if skip:
+        return state(
+            "not-here", Reason(needs.skip_reason(platform), needs.skip_reason(platform, "zh"))
+        )
+    if platform != CPU and platform not in lock.devices:
+        return state("no-gpu", lock.gpu_reason)
     if record is None:
-        state, reason = "no-record", ""
+        name, reason = "no-record", None
     elif entry is None:
-        state, reason = "not-run", ""
+        name, reason = "not-run", None
     elif entry["sha256"] != file_sha256(needs.path):
-        state, reason = "changed", ""
-    elif entry["status"] == "failed":
-        state, reason = "failed", entry["reason"]
-    elif entry["status"] == "skipped":
-        return Freshness(needs.path, "skipped", entry["reason"], record, entry)
+        name, reason = "changed", None
+    elif entry["status"] == "passed":
+        return state("verified")
     else:
-        return Freshness(needs.path, "verified", "", record, entry)
-    if needs.path in lock.pending:  # knowingly behind: say why instead of failing
-        state, reason = "pending", lock.pending[needs.path]
-    return Freshness(needs.path, state, reason, record, entry)
+        name = entry["status"]
+        reason = Reason(entry["reason"], entry["reason"])  # a program's own words: not translated
+    if platform != CPU and needs.path in lock.pending:  # knowingly behind: say why, do not fail
+        return state("pending", lock.pending[needs.path])
+    return state(name, reason)
+
+
+@dataclass(frozen=True)
+class LockStates:
+    """Every snippet's state on every platform of one lock, worked out once."""
+
+    lock: Lock
+    records: dict[str, dict | None]  # platform -> record
+    states: dict[str, dict[str, SnippetState]]  # path -> platform -> state
+
+    def of(self, path: str) -> dict[str, SnippetState]:
+        if path not in self.states:
+            raise KeyError(f"{path} is not a snippet (snippets/**/*.py)")
+        return self.states[path]
+
+    def blocking(self) -> list[SnippetState]:
+        return [s for by in self.states.values() for s in by.values() if s.state.blocks_ci]
+
+
+def lock_states(lock: Lock) -> LockStates:
+    records = {
+        platform: load_record(lock.id, platform) if platform != ANY_GPU else None
+        for platform in lock.platforms
+    }
+    states = {}
+    for path in list_snippets():
+        needs = read_snippet_needs(path)
+        states[path] = {p: snippet_state(needs, lock, p, r) for p, r in records.items()}
+    return LockStates(lock, records, states)
+
+
+def platform_label(platform: str, record: dict | None, needs: SnippetNeeds | None = None) -> str:
+    """How a platform is named on the page: 'NVIDIA H200 (CC 9.0)' or 'CPU (TRITON_INTERPRET=1)'."""
+    if platform == CPU:
+        if needs is not None and not needs.cpu_interpreter and needs.runs_on_cpu:
+            return "CPU"
+        return "CPU (TRITON_INTERPRET=1)"
+    if record is not None:
+        return f"{record['device']['name']} (CC {record['device']['cc']})"
+    return KNOWN_DEVICES.get(platform, "GPU")
+
+
+def state_text(s: SnippetState, lang: str, needs: SnippetNeeds | None = None) -> str:
+    """The sentence a badge shows for one state, in ``lang``."""
+    record, entry = s.record or {}, s.entry or {}
+    versions = record.get("versions", {})
+    torch_version = versions.get("torch", "?").split("+")[0]
+    return getattr(s.state, "zh" if lang == "zh" else "en").format(
+        device=platform_label(s.platform, s.record, needs),
+        versions=f"torch {torch_version} · triton {versions.get('triton', '?')}",
+        date=entry.get("date") or record.get("date", "?"),
+        reason=s.reason(lang) if s.reason else "",
+    )
+
+
+def quote_source(
+    states: dict[str, SnippetState], figure: str | None = None, label: str | None = None
+) -> SnippetState:
+    """Which record a page quotes a figure or a printed line from: a passed GPU row that has it
+    first, else the CPU row. Raises LookupError when no record of the lock has it."""
+    ordered = [s for p, s in states.items() if p != CPU] + [states[CPU]]
+    for s in ordered:
+        entry = s.entry
+        if entry is None or entry["status"] != "passed":
+            continue
+        if figure is not None and figure not in entry["figures"]:
+            continue
+        if label is not None and not any(line.startswith(label) for line in entry["stdout"]):
+            continue
+        return s
+    path = next(iter(states.values())).path
+    what = f"figure {figure!r}" if figure else f"a printed line starting {label!r}"
+    raise LookupError(f"no passed record of this lock has {what} for {path}")
+
+
+def find_output(entry: dict, label: str) -> str:
+    """The line a snippet printed that starts with ``label`` (exactly one must)."""
+    lines = [line for line in entry["stdout"] if line.startswith(label)]
+    if len(lines) != 1:
+        raise LookupError(
+            f"{entry['path']}: {len(lines)} printed lines start with {label!r} (need exactly one)"
+        )
+    return lines[0]

@@ -1,13 +1,17 @@
-"""GPU runner: run every snippet natively on this machine's GPU and write the lock's record.
+"""Runner: run every snippet on this machine and write the lock's record for this platform.
 
-    python scripts/verify_snippets.py                  # all snippets, current lock
+    python scripts/verify_snippets.py                  # natively on this machine's GPU
+    python scripts/verify_snippets.py --cpu            # on the CPU, as each snippet declares
     python scripts/verify_snippets.py --only vector    # re-run some, keep the rest of the record
     python scripts/verify_snippets.py --out-dir DIR    # write the record elsewhere (e.g. $OUT)
+    python scripts/verify_snippets.py --lock <id>      # a lock other than the current one
 
-Each snippet runs in its own process with an empty Triton cache (so compile times are real),
-without TRITON_INTERPRET. Shows progress, ends with a table, and writes
-locks/<lock>.<device>.json. Exits 1 when a snippet failed, 2 when the machine does not match the
-lock. Needs only the standard library, torch and triton.
+Each snippet runs in its own process with an empty Triton cache (so compile times are real).
+On a GPU it runs without TRITON_INTERPRET; with --cpu, no GPU is visible to it and it runs the way
+its [tool.snippet] table says. Shows progress, ends with a table, and writes
+locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu"). Exits 1 when a snippet
+failed, 2 when this machine does not match the lock. Needs only the standard library, torch and
+triton, in the lock's versions.
 """
 
 from __future__ import annotations
@@ -22,21 +26,35 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import snippet_records as records  # noqa: E402
 
 
-def describe_machine() -> tuple[dict, dict]:
-    """(device, versions) of this machine, as the record stores them."""
+def describe_machine(cpu: bool) -> tuple[str, dict, dict]:
+    """(platform, device, versions) of this machine, as the record stores them."""
     import torch
     import triton
 
+    versions = {
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "numpy": _version("numpy"),
+        "python": platform.python_version(),
+    }
+    if cpu:
+        device = {
+            "name": "CPU",
+            "machine": platform.machine(),
+            "processor": platform.processor() or "unknown",
+            "system": f"{platform.system()} {platform.release()}",
+            "cores": os.cpu_count(),
+        }
+        return records.CPU, device, versions
     if not torch.cuda.is_available():
-        raise SystemExit(
-            "No CUDA GPU visible: the GPU runner needs one (CPU runs are `make test`)."
-        )
+        raise SystemExit("No CUDA GPU visible: run with --cpu for the CPU record.")
     props = torch.cuda.get_device_properties(0)
     try:
         driver = subprocess.run(
@@ -55,73 +73,96 @@ def describe_machine() -> tuple[dict, dict]:
         "memory_gib": round(props.total_memory / 2**30, 1),
         "multiprocessors": props.multi_processor_count,
     }
-    versions = {
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "cuda": torch.version.cuda or "none",
-        "python": platform.python_version(),
-    }
-    return device, versions
+    versions["cuda"] = torch.version.cuda or "none"
+    return records.device_slug(device["name"]), device, versions
 
 
-def check_versions(lock: records.Lock, versions: dict) -> list[str]:
+def _version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def check_machine(lock: records.Lock, platform_name: str, versions: dict) -> list[str]:
     problems = []
     if versions["torch"].split("+")[0] != lock.torch:
         problems.append(f"torch {versions['torch']} is not the lock's {lock.torch}")
     if versions["triton"] != lock.triton:
         problems.append(f"triton {versions['triton']} is not the lock's {lock.triton}")
-    if versions["cuda"] != lock.cuda:
-        problems.append(f"CUDA {versions['cuda']} is not the lock's {lock.cuda}")
+    if platform_name != records.CPU:
+        if versions["cuda"] != lock.cuda:
+            problems.append(f"CUDA {versions['cuda']} is not the lock's {lock.cuda}")
+        if platform_name not in lock.devices:
+            problems.append(f"device {platform_name} is not one of the lock's {lock.devices}")
     return problems
 
 
-def tail(text: str, lines: int = 15) -> str:
+def tail(text: str, lines: int = 3) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def run_snippet(needs: records.SnippetNeeds, device_cc: str) -> dict:
-    """Run one snippet natively; return its record row."""
+def snippet_env(needs: records.SnippetNeeds, cpu: bool, cache_dir: str) -> dict[str, str]:
+    """The environment a snippet runs in: how a reader would run it on this platform."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITON_DEBUG")}
+    env.update(TRITON_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1", PYTHONHASHSEED="0")
+    if cpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""  # a GPU on this machine must not change the result
+        if needs.cpu_interpreter:
+            env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+def run_snippet(needs: records.SnippetNeeds, cpu: bool, device_cc: str | None) -> dict:
+    """Run one snippet; return its record row."""
     row = {
         "path": needs.path,
         "sha256": records.file_sha256(needs.path),
         "date": dt.datetime.now(dt.timezone.utc).date().isoformat(),
+        "mode": ("interpreter" if needs.cpu_interpreter else "plain") if cpu else "native",
         "figures": {},
+        "stdout": [],
     }
-    if needs.gpu_skip:
-        return {**row, "status": "skipped", "seconds": 0.0, "reason": needs.gpu_skip}
-    if tuple(map(int, device_cc.split("."))) < tuple(map(int, needs.gpu_min_cc.split("."))):
+    skip = needs.cpu_skip if cpu else needs.gpu_skip
+    if skip:
+        return {**row, "status": "skipped", "seconds": 0.0, "reason": skip}
+    if not cpu and tuple(map(int, device_cc.split("."))) < tuple(
+        map(int, needs.gpu_min_cc.split("."))
+    ):
         reason = f"needs compute capability {needs.gpu_min_cc}, device has {device_cc}"
         return {**row, "status": "skipped", "seconds": 0.0, "reason": reason}
 
     cache_dir = tempfile.mkdtemp(prefix="triton-cache-")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env.update(TRITON_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1")
     start = time.perf_counter()
     try:
         proc = subprocess.run(
             [sys.executable, needs.path],
             cwd=records.REPO_ROOT,
-            env=env,
+            env=snippet_env(needs, cpu, cache_dir),
             capture_output=True,
             text=True,
             timeout=needs.timeout_s,
         )
-        output, returncode = proc.stdout + proc.stderr, proc.returncode
+        stdout, stderr, returncode = proc.stdout, proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
-        output = (
-            (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        )
-        returncode = None
+        stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        stderr, returncode = "", None
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
     row["seconds"] = round(time.perf_counter() - start, 2)
-    row["output_tail"] = tail(output)
+    row["stdout"] = records.output_lines(stdout)
     if returncode is None:
         return {**row, "status": "failed", "reason": f"timed out after {needs.timeout_s} s"}
     if returncode != 0:
-        return {**row, "status": "failed", "reason": f"exit code {returncode}: {tail(output, 3)}"}
+        return {
+            **row,
+            "status": "failed",
+            "reason": f"exit code {returncode}: {tail(stderr or stdout)}",
+        }
     try:
-        row["figures"] = records.parse_figures(output)
+        row["figures"] = records.parse_figures(stdout)
     except ValueError as exc:
         return {**row, "status": "failed", "reason": f"bad figures line: {exc}"}
     return {**row, "status": "passed"}
@@ -137,8 +178,9 @@ def print_table(rows: list[dict]) -> None:
         )
         detail = detail.replace("\n", " ")
         print(f"{r['path']:<{width}}  {r['status']:<8} {r['seconds']:>8.2f}  {detail[:100]}")
-    counts = {s: sum(r["status"] == s for r in rows) for s in records.STATUSES}
-    print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    counts = {s: sum(r["status"] == s for r in rows) for s in records.RUN_STATUSES}
+    total = sum(r["seconds"] for r in rows)
+    print("\n" + ", ".join(f"{n} {s}" for s, n in counts.items()) + f"; {total:.0f} s of runs")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--lock", default=None, help="lock id (default: the current lock)")
+    parser.add_argument("--cpu", action="store_true", help="write the CPU record (no GPU used)")
     parser.add_argument(
         "--only",
         action="append",
@@ -153,21 +196,21 @@ def main(argv: list[str] | None = None) -> int:
         help="run only snippets whose path contains this text; repeatable",
     )
     parser.add_argument(
+        "--jobs", type=int, default=None, help="snippets run at once (CPU: 2; GPU: always 1)"
+    )
+    parser.add_argument(
         "--out-dir",
         type=Path,
         default=records.LOCKS_DIR,
-        help="where to write <lock>.<device>.json (default: locks/)",
+        help="where to write <lock>.<platform>.json (default: locks/)",
     )
     args = parser.parse_args(argv)
 
     lock = records.load_lock(args.lock or records.current_lock_id())
-    device, versions = describe_machine()
-    slug = records.device_slug(device["name"])
-    problems = check_versions(lock, versions)
+    platform_name, device, versions = describe_machine(args.cpu)
+    problems = check_machine(lock, platform_name, versions)
     print(f"lock {lock.id}: {lock.title}")
-    print(
-        f"device {device['name']} (CC {device['cc']}, driver {device['driver']}) -> record {slug}"
-    )
+    print(f"platform {platform_name}: {device}")
     print(f"versions {versions}")
     if problems:
         print("This machine does not match the lock:\n  " + "\n  ".join(problems), file=sys.stderr)
@@ -178,42 +221,52 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no snippet matches {args.only}", file=sys.stderr)
         return 2
     all_needs = [records.read_snippet_needs(p) for p in paths]  # fail early on a bad contract
-    rows = []
+    jobs = 1 if not args.cpu else (args.jobs or 2)  # GPU timings need the GPU to themselves
     started = dt.datetime.now(dt.timezone.utc)
-    for i, needs in enumerate(all_needs, 1):
-        print(f"[{i}/{len(all_needs)}] {needs.path} ...", flush=True)
-        row = run_snippet(needs, device["cc"])
-        rows.append(row)
+    done = 0
+
+    def one(needs: records.SnippetNeeds) -> dict:
+        nonlocal done
+        row = run_snippet(needs, args.cpu, device.get("cc"))
+        done += 1
         print(
-            f"[{i}/{len(all_needs)}] {needs.path}: {row['status']} ({row['seconds']:.1f} s)"
-            + (f" - {row['reason']}" if row.get("reason") else ""),
+            f"[{done}/{len(all_needs)}] {needs.path}: {row['status']} ({row['seconds']:.1f} s)"
+            + (f" - {row['reason'].splitlines()[-1]}" if row.get("reason") else ""),
             flush=True,
         )
+        return row
+
+    print(f"running {len(all_needs)} snippets, {jobs} at a time", flush=True)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        rows = list(pool.map(one, all_needs))
     print_table(rows)
 
-    previous = records.load_record(lock.id, slug) if args.only else None
+    previous = records.load_record(lock.id, platform_name) if args.only else None
     if previous:
+        ran = {r["path"] for r in rows}
         kept = [
             e
             for e in previous["snippets"]
-            if e["path"] not in {r["path"] for r in rows} and e["path"] in records.list_snippets()
+            if e["path"] not in ran and e["path"] in records.list_snippets()
         ]
         rows = sorted(kept + rows, key=lambda r: r["path"])
     record = {
         "schema": records.RECORD_SCHEMA,
         "lock": lock.id,
+        "platform": platform_name,
         "date": started.date().isoformat(),
         "started": started.isoformat(timespec="seconds"),
         "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "device": device,
         "versions": versions,
         "runner": "scripts/verify_snippets.py"
-        + (f" --only {' --only '.join(args.only)}" if args.only else ""),
+        + (" --cpu" if args.cpu else "")
+        + "".join(f" --only {o}" for o in args.only),
         "snippets": rows,
     }
     records.validate_record(record)
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    out = args.out_dir / records.record_path(lock.id, slug).name
+    out = args.out_dir / records.record_path(lock.id, platform_name).name
     out.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwrote {out}")
     return 1 if any(r["status"] == "failed" for r in rows) else 0
