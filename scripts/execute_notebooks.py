@@ -4,7 +4,9 @@
     python scripts/execute_notebooks.py --check   # run them, save nothing; exit 1 on an error
 
 Each notebook runs with its own folder as the working directory (as Jupyter would), in the
-current Python environment. mkdocs-jupyter renders the saved outputs; it does not execute.
+current Python environment. mkdocs-jupyter renders the saved outputs; it does not execute. The
+saved notebook keeps no trace of the machine that ran it (no Python version, no timings): what it
+shows about versions and devices it prints from the records.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ def execute(path: Path, timeout_s: int = 600) -> nbformat.NotebookNode:
         notebook,
         kernel_name="python3",
         timeout=timeout_s,
+        record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
+    notebook.metadata["language_info"] = {"name": "python"}
     return notebook
 
 

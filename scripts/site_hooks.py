@@ -1,21 +1,25 @@
 """MkDocs hook: what the records say, put beside the code on every page, in both languages.
 
-* Before each fenced block that includes ``snippets/...``: a badge from the current lock's GPU
-  record (verified / changed since its GPU run / pending / runs on CPU only ...).
-* After the first such block of each file on a page (and after its code annotations): a collapsed
-  "complete runnable file" block, so a reader can copy the whole file from the page.
-* Tokens in page text: ``{{ lock_summary }}``, ``{{ verification_table }}`` and
-  ``{{ figure("snippets/x.py", "name") }}`` (a number from a record, with its ID card).
-* A snippet that is not verified on the current lock and not listed as pending is a build
-  warning, so ``mkdocs build --strict`` fails.
+The rule it enforces: nothing on a page is typed by hand that a record or a lock can say.
 
-Build another lock's site with ``DOCS_LOCK=<lock id> mkdocs build``.
+* Before each fenced block that includes ``snippets/...``: a badge with the snippet's state on
+  every platform of the lock being built (its GPU devices and the CPU), from the records.
+* After the first such block of each file on a page (and after its code annotations): a collapsed
+  "complete runnable file", clean of section markers and annotation markers, whose PEP 723 block
+  carries the lock's Python range and pins, so a reader can copy it and run it as is.
+* Tokens in page text (see TOKENS): figures and printed outputs from records, each with an ID
+  card listed at the end of the page; lock facts; the verification table; inline SVG.
+* A snippet whose state blocks CI (changed, failed, not run...) is a build warning, so
+  ``mkdocs build --strict`` fails; a lock past its review date gets a red banner on every page.
+
+Build another lock's site with ``DOCS_LOCK=<lock id> mkdocs build``. The workarounds for other
+packages live in scripts/upstream_fixes.py.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import html
-import json
 import logging
 import os
 import re
@@ -24,425 +28,564 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
-from mkdocs.structure.files import File
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import page_source  # noqa: E402
 import snippet_records as records  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.verification")
 
 TEXT = {
     "en": {
-        "verified": "verified on {device} (CC {cc}) · torch {torch} · triton {triton} · {date}",
-        "changed": "changed since its GPU run on {device} ({date}): not verified on this lock",
-        "pending": "GPU run pending: {reason}",
-        "failed": "failed on {device} ({date}): {reason}",
-        "skipped": "skipped on {device}: {reason}",
-        "not-run": "not yet run on {device}",
-        "no-record": "no GPU record for this lock yet",
-        "cpu-only": "runs on CPU only: {reason}",
-        "cpu-ci": "CPU CI: TRITON_INTERPRET=1",
-        "cpu-ci-plain": "CPU CI: plain CPU",
-        "cpu-ci-skip": "not run in CPU CI: {reason}",
         "complete": "Complete runnable file",
         "lock": "{title} — reviewed {reviewed}, next review {next_review}",
-        "table": ("Snippet", "GPU record", "CPU (CI)"),
-        "figure_stale": "snippet changed since this run",
+        "stale": (
+            "This lock was due for review on {next_review}: its versions and records may be out "
+            "of date."
+        ),
+        "table": ("Snippet", "CPU", "GPU"),
+        "cards": "ID cards of the figures on this page",
+        "card": "ID card",
+        "card_back": "back to the text",
+        "printed": "printed by {file}",
+        "changed_since": "the snippet changed since this run",
+        "pending": "a GPU re-run is pending",
+        "runs": "{n} runs",
+        "spread": {"min-max": "range", "p20-p80": "20–80 % quantiles"},
         "statistic": {
-            "single": "one measurement",
             "median": "median",
             "mean": "mean",
             "min": "minimum",
             "count": "count",
+            "ratio": "ratio",
+            "spec": "datasheet value",
         },
         "compile": {"included": "compile time included", "excluded": "compile time excluded"},
+        "reference": "against {reference}",
+        "unmeasured": "not measured for this lock (no GPU run)",
     },
     "zh": {
-        "verified": "已在 {device}（CC {cc}）上验证 · torch {torch} · triton {triton} · {date}",
-        "changed": "GPU 验证（{device}，{date}）之后已修改：在本锁定版本上未经验证",
-        "pending": "等待 GPU 重新验证：{reason}",
-        "failed": "在 {device} 上失败（{date}）：{reason}",
-        "skipped": "在 {device} 上跳过：{reason}",
-        "not-run": "尚未在 {device} 上运行",
-        "no-record": "本锁定版本还没有 GPU 记录",
-        "cpu-only": "只在 CPU 上运行：{reason}",
-        "cpu-ci": "CPU CI：TRITON_INTERPRET=1",
-        "cpu-ci-plain": "CPU CI：普通 CPU",
-        "cpu-ci-skip": "CPU CI 不运行：{reason}",
         "complete": "完整可运行文件",
         "lock": "{title}，审阅于 {reviewed}，下次审阅 {next_review}",
-        "table": ("代码片段", "GPU 记录", "CPU（CI）"),
-        "figure_stale": "此后代码片段已修改",
+        "stale": "本锁定版本应在 {next_review} 重新审阅，已经过期：其中的版本和记录可能已经过时。",
+        "table": ("代码片段", "CPU", "GPU"),
+        "cards": "本页数字的身份证",
+        "card": "身份证",
+        "card_back": "回到正文",
+        "printed": "{file} 的输出",
+        "changed_since": "此后代码片段已修改",
+        "pending": "等待 GPU 重新运行",
+        "runs": "{n} 次运行",
+        "spread": {"min-max": "范围", "p20-p80": "20–80 % 分位"},
         "statistic": {
-            "single": "单次测量",
             "median": "中位数",
             "mean": "平均值",
             "min": "最小值",
             "count": "计数",
+            "ratio": "比值",
+            "spec": "规格书数值",
         },
         "compile": {"included": "含编译时间", "excluded": "不含编译时间"},
+        "reference": "对照 {reference}",
+        "unmeasured": "本锁定版本未测（没有 GPU 运行）",
     },
 }
-ICONS = {
-    "verified": "✓",
-    "changed": "!",
-    "pending": "…",
-    "failed": "✗",
-    "skipped": "–",
-    "not-run": "?",
-    "no-record": "?",
-    "cpu-only": "◇",
-}
-UNVERIFIED = {"changed", "failed", "not-run", "no-record"}
-
-INCLUDE_LINE = re.compile(r'^\s*-{1,}8<-{1,}\s+"(?P<target>[^"]+)"\s*$')
-FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-ANNOTATION_ITEM = re.compile(r"^(?P<indent>[ \t]*)\d+\.\s")
-TOKEN = re.compile(r"\{\{\s*(?P<name>\w+)\s*(?:\((?P<args>[^)]*)\))?\s*\}\}")
 
 
 @dataclass
 class BuildState:
+    """Worked out once per build: the lock, its records and every snippet's state."""
+
     lock: records.Lock
-    records: dict[str, dict | None]
-    warned: set[tuple[str, str]] = field(default_factory=set)
+    states: records.LockStates
+    today: dt.date
+
+
+@dataclass
+class PageCards:
+    """The ID cards a page's tokens produced, listed at the end of the page."""
+
+    lang: str
+    cards: list[str] = field(default_factory=list)
+
+    def add(self, text: str) -> int:
+        self.cards.append(text)
+        return len(self.cards)
 
 
 STATE: BuildState | None = None
 
 
+def build_state() -> BuildState:
+    if STATE is None:
+        raise PluginError("site_hooks: on_config has not run")
+    return STATE
+
+
 def on_config(config):
     global STATE
     lock_id = os.environ.get("DOCS_LOCK") or records.current_lock_id()
-    lock = records.load_lock(lock_id)
-    STATE = BuildState(lock, {slug: records.load_record(lock_id, slug) for slug in lock.devices})
-    keep_notebooks_as_pages()
+    try:
+        lock = records.load_lock(lock_id)
+        states = records.lock_states(lock)
+    except (records.LockError, records.SnippetContractError, FileNotFoundError) as exc:
+        raise PluginError(str(exc)) from exc
+    today = dt.date.fromisoformat(os.environ.get("DOCS_TODAY") or dt.date.today().isoformat())
+    STATE = BuildState(lock, states, today)
+    for s in states.blocking():
+        log.warning(
+            f"{s.path} is {s.state.name} on lock {lock.id} / {s.platform}. "
+            + (
+                "Run `make records-cpu` and commit the record."
+                if s.platform == records.CPU
+                else f"Run scripts/verify_snippets.py on that GPU and commit the record, or list "
+                f"the snippet under [pending] in locks/{lock.id}.toml with a reason."
+            )
+        )
+    stale = lock.next_review < today
+    config.extra["lock_banner"] = (
+        {lang: TEXT[lang]["stale"].format(next_review=lock.next_review) for lang in TEXT}
+        if stale
+        else None
+    )
+    config.extra["lock_id"] = lock.id
     return config
-
-
-class NotebookPage(File):
-    """A .ipynb file that MkDocs treats as a page; mkdocs-jupyter renders it."""
-
-    def is_documentation_page(self) -> bool:
-        return True
-
-
-def keep_notebooks_as_pages() -> None:
-    """Fix mkdocs-static-i18n issue 198: notebooks rendered as raw JSON.
-
-    mkdocs-jupyter marks each .ipynb as a page by wrapping its File. mkdocs-static-i18n then
-    rebuilds every file per language with a plain File (folder.create_i18n_file), which drops the
-    mark: the notebook loses its language alternates and MkDocs renders its JSON as Markdown.
-    Wrap that factory so a page stays a page; idempotent across `mkdocs serve` rebuilds.
-    """
-    from mkdocs_static_i18n import folder
-
-    factory = getattr(folder.create_i18n_file, "__wrapped__", folder.create_i18n_file)
-
-    def create_i18n_file(file, *args, **kwargs):
-        i18n_file = factory(file, *args, **kwargs)
-        if file.is_documentation_page() and not i18n_file.is_documentation_page():
-            i18n_file.__class__ = NotebookPage
-        return i18n_file
-
-    create_i18n_file.__wrapped__ = factory
-    folder.create_i18n_file = create_i18n_file
 
 
 # ----------------------------------------------------------------------------- badges
 
 
-def _language(page) -> str:
+def page_language(page) -> str:
     lang = page.file.src_uri.split("/", 1)[0]
     if lang not in TEXT:
         raise PluginError(f"{page.file.src_uri}: pages live under docs/en or docs/zh")
     return lang
 
 
-def _reason(lang: str, needs: records.SnippetNeeds, target: str, reason: str) -> str:
-    """A skip reason in the page's language (snippets carry both)."""
-    return needs.skip_zh.get(target, reason) if lang == "zh" else reason
-
-
-def _status(path: str) -> list[tuple[str, records.Freshness]]:
-    """(device slug, freshness) for each device of the lock."""
-    assert STATE is not None
+def _states(path: str) -> dict[str, records.SnippetState]:
     try:
-        needs = records.read_snippet_needs(path)
-    except (records.SnippetContractError, FileNotFoundError) as exc:
+        return build_state().states.of(path)
+    except KeyError as exc:
         raise PluginError(str(exc)) from exc
-    result = []
-    for slug, record in STATE.records.items():
-        fresh = records.snippet_freshness(needs, STATE.lock, record)
-        result.append((slug, fresh))
-        if fresh.state in UNVERIFIED and (path, slug) not in STATE.warned:
-            STATE.warned.add((path, slug))
-            log.warning(
-                f"{path} is not verified on lock {STATE.lock.id} / {slug}: {fresh.state}. "
-                "Run scripts/verify_snippets.py on that GPU and commit the record, or list the "
-                f"snippet under [pending] in locks/{STATE.lock.id}.toml with a reason."
-            )
-    return result
-
-
-def _badge_text(lang: str, slug: str, fresh: records.Freshness) -> str:
-    assert STATE is not None
-    record = fresh.record or {}
-    reason = fresh.reason
-    if fresh.state == "cpu-only":
-        reason = _reason(lang, records.read_snippet_needs(fresh.path), "gpu", reason)
-    device = record.get("device", {})
-    versions = record.get("versions", {})
-    return TEXT[lang][fresh.state].format(
-        device=device.get("name", slug),
-        cc=device.get("cc", "?"),
-        torch=versions.get("torch", "?").split("+")[0],
-        triton=versions.get("triton", "?"),
-        date=(fresh.entry or {}).get("date") or record.get("date", "?"),
-        reason=reason,
-    )
-
-
-def _cpu_text(lang: str, path: str) -> str:
-    needs = records.read_snippet_needs(path)
-    if needs.cpu_skip:
-        return TEXT[lang]["cpu-ci-skip"].format(reason=_reason(lang, needs, "cpu", needs.cpu_skip))
-    return TEXT[lang]["cpu-ci" if needs.cpu_interpreter else "cpu-ci-plain"]
 
 
 def badge_html(lang: str, path: str) -> str:
-    status = _status(path)
-    parts = [
-        f'<span class="snippet-status__gpu" data-state="{fresh.state}" data-device="{slug}">'
-        f"{ICONS[fresh.state]} {html.escape(_badge_text(lang, slug, fresh))}</span>"
-        for slug, fresh in status
-    ]
-    states = " ".join(sorted({fresh.state for _, fresh in status}))
-    cpu = html.escape(_cpu_text(lang, path))
+    """The line above an included block: the snippet's state on each platform of the lock."""
+    needs = records.read_snippet_needs(path)
+    parts = []
+    for platform, s in _states(path).items():
+        text = records.state_text(s, lang, needs)
+        parts.append(
+            f'<span class="snippet-status__state" data-platform="{platform}" '
+            f'data-state="{s.state.name}"><span class="snippet-status__icon" aria-hidden="true">'
+            f"{s.state.icon}</span> {html.escape(text)}</span>"
+        )
     return (
-        f'<div class="snippet-status" data-snippet="{html.escape(path)}" data-states="{states}">'
+        f'<div class="snippet-status" data-snippet="{html.escape(path)}">'
         + "".join(parts)
-        + f'<span class="snippet-status__cpu">{cpu}</span>'
         + f'<code class="snippet-status__path">{html.escape(path)}</code></div>'
     )
 
 
-def _include_targets(lines: list[str]) -> list[str] | None:
-    """Snippet files a fenced block includes, or None when it is not an include-only block."""
-    targets = []
-    for line in lines:
-        if not line.strip():
-            continue
-        m = INCLUDE_LINE.match(line)
-        if not m:
-            return None
-        targets.append(m.group("target"))
-    files = []
-    for target in targets:
-        path = target.split(":", 1)[0]
-        if path.startswith("snippets/") and path not in files:
-            files.append(path)
-    return files or None
+SECTION_MARKER = re.compile(r"^\s*# --8<-- \[(start|end):[\w-]+\]\s*$")
+ANNOTATION_MARKER = re.compile(r"\s*# \(\d+\)!")
 
 
-def _end_of_annotations(lines: list[str], start: int, indent: str) -> int:
-    """Index after the code-annotation list that follows a fence ending at ``start - 1``."""
-    i = start
-    while i < len(lines) and not lines[i].strip():
-        i += 1
-    m = ANNOTATION_ITEM.match(lines[i]) if i < len(lines) else None
-    if not m or m.group("indent") != indent:
+def runnable_file(path: str, lock: records.Lock) -> str:
+    """The file a reader copies: section and annotation markers removed, the lock's pins in.
+
+    Only the PEP 723 block's ``requires-python`` and ``dependencies`` lines differ from the
+    source beyond the markers: they carry the lock's Python range and exact versions.
+    """
+    text = (records.REPO_ROOT / path).read_text(encoding="utf-8")
+    needs = records.read_snippet_needs(path)
+    block = records.script_metadata_block(text, path)
+    header = block.group(0)
+    header = re.sub(
+        r'(?m)^# requires-python = ".*"$', f'# requires-python = "{lock.python}"', header
+    )
+    pins = ", ".join(f'"{p}"' for p in lock.pins(needs.dependencies))
+    header = re.sub(r"(?m)^# dependencies = \[.*\]$", f"# dependencies = [{pins}]", header)
+    text = text[: block.start()] + header + text[block.end() :]
+    lines = [
+        ANNOTATION_MARKER.sub("", line)
+        for line in text.splitlines()
+        if not SECTION_MARKER.match(line)
+    ]
+    return "\n".join(lines).strip() + "\n"
+
+
+WHITESPACE_SPAN = re.compile(r'<span class="w">([^<]*)</span>')
+
+
+def complete_file_html(path: str, lang: str) -> str:
+    """A collapsed block with the runnable file, as Material's code-block markup.
+
+    Raw HTML rather than a fence inside an admonition: a fence gets a span and a line anchor on
+    every line (pymdownx.highlight's line_spans and anchor_linenums), which made these blocks
+    most of a page's weight. Pygments highlights it once; its whitespace spans, which no style
+    uses, are dropped. Material still adds its copy button.
+    """
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    code = highlight(
+        runnable_file(path, build_state().lock), PythonLexer(), HtmlFormatter(nowrap=True)
+    )
+    code = WHITESPACE_SPAN.sub(r"\1", code)
+    title = f"{TEXT[lang]['complete']}: {Path(path).name}"
+    return (
+        f'<details class="example complete-file"><summary>{html.escape(title)}</summary>'
+        f'<div class="language-py highlight"><span class="filename">{html.escape(path)}</span>'
+        f"<pre><span></span><code>{code}</code></pre></div></details>"
+    )
+
+
+def _block_end(lines: list[str], start: int, indent: str) -> int:
+    """First line at or after ``start`` outside the container indented by ``indent``."""
+    if not indent:
         return start
-    end = i + 1
-    j = i + 1
-    while j < len(lines):
-        line = lines[j]
-        item = ANNOTATION_ITEM.match(line)
-        if not line.strip():
-            j += 1
-            continue
-        if (item and item.group("indent") == indent) or (
-            line.startswith(indent) and len(line) - len(line.lstrip()) > len(indent)
-        ):
-            end = j + 1
-            j += 1
-            continue
-        break
-    return end
+    for i in range(start, len(lines)):
+        if lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) < len(indent):
+            return i
+    return len(lines)
 
 
 def add_snippet_blocks(markdown: str, lang: str) -> str:
+    """Badges above include blocks; each file's complete copy after its first block.
+
+    The complete file is raw HTML, which must start a line: after a block nested in an
+    admonition it goes right after that admonition.
+    """
     lines = markdown.split("\n")
-    out: list[str] = []
+    try:
+        fences = list(page_source.iter_fences(lines))
+    except page_source.PageSourceError as exc:
+        raise PluginError(str(exc)) from exc
+    before: dict[int, list[str]] = {}  # line index -> lines to insert before it
     shown_whole: set[str] = set()
-    i = 0
-    while i < len(lines):
-        m = FENCE_OPEN.match(lines[i])
-        if not m:
-            out.append(lines[i])
-            i += 1
-            continue
-        indent, fence = m.group("indent"), m.group("fence")
-        close = next(
-            (
-                j
-                for j in range(i + 1, len(lines))
-                if lines[j].strip().startswith(fence)
-                and set(lines[j].strip()) == {fence[0]}
-                and len(lines[j].strip()) >= len(fence)
-            ),
-            None,
-        )
-        if close is None:
-            out.extend(lines[i:])
-            break
-        block = lines[i : close + 1]
-        files = _include_targets(lines[i + 1 : close])
+    for fence in fences:
+        files = fence.snippet_files
         if not files:
-            out.extend(block)
-            i = close + 1
             continue
+        before.setdefault(fence.start, []).extend(
+            line for path in files for line in (fence.indent + badge_html(lang, path), "")
+        )
+        after = page_source.annotation_list_end(lines, fence.end + 1, fence.indent)
+        at = _block_end(lines, after, fence.indent)
         for path in files:
-            out.extend([indent + badge_html(lang, path), ""])
-        after = _end_of_annotations(lines, close + 1, indent)
-        out.extend(block)
-        out.extend(lines[close + 1 : after])
-        for path in files:
-            if path in shown_whole:
-                continue
-            shown_whole.add(path)
-            title = f"{TEXT[lang]['complete']}: {Path(path).name}"
-            out.extend(
-                [
-                    "",
-                    f'{indent}??? example "{title}"',
-                    "",
-                    f'{indent}    ``` py title="{path}" linenums="1"',
-                    f'{indent}    --8<-- "{path}"',
-                    f"{indent}    ```",
-                    "",
-                ]
-            )
-        i = after
+            if path not in shown_whole:
+                shown_whole.add(path)
+                before.setdefault(at, []).extend(["", complete_file_html(path, lang), ""])
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        out.extend(before.get(i, []))
+        out.append(line)
+    out.extend(before.get(len(lines), []))
     return "\n".join(out)
 
 
-# ----------------------------------------------------------------------------- tokens
+# ----------------------------------------------------------------------------- figures, outputs
 
 
-def _lock_summary(lang: str) -> str:
-    assert STATE is not None
-    lock = STATE.lock
+def format_number(value: float) -> str:
+    """Three significant digits, never rounded to zero, no exponent: 0.193, 61.2, 4371."""
+    if isinstance(value, int) or float(value).is_integer() and abs(value) >= 100:
+        return f"{int(value)}"
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    digits = 2 - int(f"{abs(value):e}".split("e")[1])
+    return f"{value:.{max(digits, 0)}f}"
+
+
+def with_unit(value: float, unit: str | None) -> str:
+    return f"{format_number(value)} {unit}" if unit else format_number(value)
+
+
+class Unmeasured(Exception):
+    """A figure or output that only a GPU run gives, on a lock that no GPU verifies."""
+
+
+def _source_entry(path: str, need_figure: str | None = None, label: str | None = None):
+    """The record row a figure or an output comes from (records.quote_source)."""
+    try:
+        return records.quote_source(_states(path), figure=need_figure, label=label)
+    except LookupError as exc:
+        lock = build_state().lock
+        if not lock.devices and records.read_snippet_needs(path).runs_on_gpu:
+            raise Unmeasured() from exc
+        raise PluginError(f"lock {lock.id}: {exc}") from exc
+
+
+def unmeasured_html(lang: str, path: str) -> str:
+    return (
+        f'<span class="record-unmeasured" data-snippet="{html.escape(path)}">'
+        f"{html.escape(TEXT[lang]['unmeasured'])}</span>"
+    )
+
+
+def _record_card(lang: str, s: records.SnippetState, what: list[str]) -> str:
+    text = TEXT[lang]
+    record, entry = s.record, s.entry
+    versions = record["versions"]
+    parts = [
+        *what,
+        records.platform_label(s.platform, record, records.read_snippet_needs(s.path)),
+        f"torch {versions['torch'].split('+')[0]} · triton {versions['triton']}",
+        f"Python {versions['python']}",
+        entry["date"],
+        f"{s.path} (sha256 {entry['sha256'][:12]})",
+    ]
+    if record["platform"] != records.CPU:
+        parts.insert(len(what) + 1, f"driver {record['device']['driver']}, CUDA {versions['cuda']}")
+    if s.state.name == "pending":
+        parts.append(text["pending"])
+    if not s.state.verified:
+        parts.append(text["changed_since"])
+    return " · ".join(str(p) for p in parts)
+
+
+def figure_card(lang: str, figure: dict) -> list[str]:
+    """The measured half of a figure's ID card: op, reference, shape, dtype, statistic, spread."""
+    text = TEXT[lang]
+    parts = [figure[k] for k in ("op", "shape", "dtype") if figure.get(k)]
+    if figure.get("reference"):
+        parts.append(text["reference"].format(reference=figure["reference"]))
+    statistic = text["statistic"][figure["statistic"]]
+    if "repeats" in figure:
+        statistic += f" ({text['runs'].format(n=figure['repeats'])})"
+    parts.append(statistic)
+    if "spread" in figure:
+        low, high = (with_unit(figure[k], figure.get("unit")) for k in ("low", "high"))
+        parts.append(f"{text['spread'][figure['spread']]} {low} – {high}")
+    if figure.get("compile"):
+        parts.append(text["compile"][figure["compile"]])
+    return parts
+
+
+def _card_link(lang: str, number: int, tag: str) -> str:
+    label = TEXT[lang]["card"]
+    return (
+        f'<a class="record-card-link" href="#id-card-{number}" id="id-card-ref-{number}">'
+        f'<span class="visually-hidden">{label} </span>{html.escape(tag)}</a>'
+    )
+
+
+def _tag(s: records.SnippetState) -> str:
+    if s.platform in (records.CPU, records.ANY_GPU):
+        return s.platform.upper()
+    return records.KNOWN_DEVICES.get(s.platform, s.platform).removeprefix("NVIDIA ")
+
+
+def render_figure(lang: str, cards: PageCards, path: str, name: str) -> str:
+    s = _source_entry(path, need_figure=name)
+    figure = s.entry["figures"][name]
+    number = cards.add(_record_card(lang, s, figure_card(lang, figure)))
+    value = with_unit(figure["value"], figure.get("unit"))
+    spread = ""
+    if "spread" in figure:
+        low, high = (format_number(figure[k]) for k in ("low", "high"))
+        spread = f' <span class="record-figure__spread">({low}–{high})</span>'
+    return (
+        f'<span class="record-figure" data-snippet="{html.escape(path)}" '
+        f'data-figure="{html.escape(name)}" data-state="{s.state.name}">'
+        f'<span class="record-figure__value">{html.escape(value)}</span>{spread}'
+        f"{_card_link(lang, number, _tag(s))}</span>"
+    )
+
+
+def render_output(lang: str, cards: PageCards, path: str, label: str) -> str:
+    s = _source_entry(path, label=label)
+    line = records.find_output(s.entry, label)
+    printed = TEXT[lang]["printed"].format(file=Path(path).name)
+    number = cards.add(_record_card(lang, s, [printed]))
+    return (
+        f'<span class="record-output" data-snippet="{html.escape(path)}" '
+        f'data-label="{html.escape(label)}" data-state="{s.state.name}">'
+        f"<code>{html.escape(line)}</code>{_card_link(lang, number, _tag(s))}</span>"
+    )
+
+
+def render_output_block(lang: str, cards: PageCards, path: str, first: str, last: str) -> str:
+    """Printed lines from the one starting ``first`` to the one starting ``last``, as a block."""
+    s = _source_entry(path, label=first)
+    lines = s.entry["stdout"]
+    start = lines.index(records.find_output(s.entry, first))
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith(last)), None)
+    if end is None:
+        raise PluginError(f"{path}: no printed line starting {last!r} after {first!r}")
+    printed = TEXT[lang]["printed"].format(file=Path(path).name)
+    number = cards.add(_record_card(lang, s, [printed]))
+    body = html.escape("\n".join(lines[start : end + 1]))
+    return (
+        f'<div class="record-output-block" data-snippet="{html.escape(path)}" '
+        f'data-label="{html.escape(first)}" data-state="{s.state.name}">'
+        f'<pre tabindex="0"><code>{body}</code></pre>'
+        f"<p>{_card_link(lang, number, printed + ' · ' + _tag(s))}</p></div>"
+    )
+
+
+def id_cards_section(cards: PageCards) -> str:
+    if not cards.cards:
+        return ""
+    text = TEXT[cards.lang]
+    items = "".join(
+        f'<li id="id-card-{i}">{html.escape(card)} '
+        f'<a href="#id-card-ref-{i}" aria-label="{text["card_back"]}">↩</a></li>'
+        for i, card in enumerate(cards.cards, 1)
+    )
+    return f'\n\n## {text["cards"]} {{ #id-cards }}\n\n<ol class="id-cards">{items}</ol>\n'
+
+
+# ----------------------------------------------------------------------------- lock tokens
+
+
+def lock_summary(lang: str) -> str:
+    lock = build_state().lock
     return TEXT[lang]["lock"].format(
         title=lock.title, reviewed=lock.reviewed, next_review=lock.next_review
     )
 
 
-def _verification_table(lang: str) -> str:
+def python_range(lang: str, spec: str) -> str:
+    """'>=3.10,<3.14' -> '3.10 to 3.13' (zh: '3.10 到 3.13'); '>=3.11' -> '3.11 or newer'."""
+    m = re.fullmatch(r">=3\.(\d+)(?:,<3\.(\d+))?", spec)
+    if not m:
+        raise PluginError(f"cannot read the Python range {spec!r}")
+    low = f"3.{m.group(1)}"
+    if m.group(2) is None:
+        return f"{low} 或更新" if lang == "zh" else f"{low} or newer"
+    high = f"3.{int(m.group(2)) - 1}"
+    return f"{low} 到 {high}" if lang == "zh" else f"{low} to {high}"
+
+
+def lock_value(lang: str, key: str) -> str:
+    lock = build_state().lock
+    values = {
+        "title": lock.title,
+        "torch": lock.torch,
+        "triton": lock.triton,
+        "cuda": lock.cuda,
+        "python": python_range(lang, lock.python),
+        "reviewed": str(lock.reviewed),
+        "next-review": str(lock.next_review),
+        "mike-version": lock.mike_version,
+    }
+    if key not in values:
+        raise PluginError(f"lock(...) takes one of {sorted(values)}, not {key!r}")
+    return values[key]
+
+
+def install_commands(lang: str) -> str:
+    """The commands to set up the lock's environment and run a snippet (a generated block)."""
+    lock = build_state().lock
+    pins = " ".join(lock.pins(list(lock.packages)))
+    return "\n".join(
+        [
+            "``` bash",
+            "python -m venv .venv && . .venv/bin/activate",
+            f"pip install {pins}",
+            "python vector_add.py                     # NVIDIA GPU, CC 8.0+",
+            "TRITON_INTERPRET=1 python vector_add.py  # CPU, no GPU needed",
+            "```",
+        ]
+    )
+
+
+def run_summary(lang: str) -> str:
+    """How many snippets run where, counted from their declared needs."""
+    needs = [records.read_snippet_needs(p) for p in records.list_snippets()]
+    interp = sum(n.runs_on_cpu and n.cpu_interpreter for n in needs)
+    plain = sum(n.runs_on_cpu and not n.cpu_interpreter for n in needs)
+    gpu = sum(n.runs_on_gpu for n in needs)
+    total = len(needs)
+    if lang == "zh":
+        return (
+            f"本站共有 {total} 个代码片段文件：{interp} 个在 CPU 上借助解释器运行，"
+            f"{plain} 个在普通 CPU 上运行，{gpu} 个在 GPU 上原生运行；"
+            "不在某处运行的文件都写明了理由。"
+        )
+    return (
+        f"The site has {total} snippet files: {interp} run on a CPU through the interpreter, "
+        f"{plain} on a plain CPU, and {gpu} natively on a GPU; each of the others states why it "
+        "does not run somewhere."
+    )
+
+
+def state_cell(lang: str, s: records.SnippetState) -> str:
+    needs = records.read_snippet_needs(s.path)
+    text = html.escape(records.state_text(s, lang, needs))
+    icon = f'<span aria-hidden="true">{s.state.icon}</span>'
+    return f'<span data-state="{s.state.name}">{icon} {text}</span>'
+
+
+def verification_table(lang: str) -> str:
     head = TEXT[lang]["table"]
     rows = [f"| {head[0]} | {head[1]} | {head[2]} |", "| --- | --- | --- |"]
-    for path in records.list_snippets():
-        gpu = "<br>".join(
-            f"{ICONS[fresh.state]} {html.escape(_badge_text(lang, slug, fresh))}"
-            for slug, fresh in _status(path)
-        )
-        rows.append(f"| `{path}` | {gpu} | {html.escape(_cpu_text(lang, path))} |")
+    for path, states in build_state().states.states.items():
+        cells = [
+            "<br>".join(state_cell(lang, s) for s in ss)
+            for ss in ([states[records.CPU]], [s for p, s in states.items() if p != records.CPU])
+        ]
+        rows.append(f"| `{path}` | {cells[0]} | {cells[1]} |")
     return "\n".join(rows)
 
 
-def id_card(lang: str, figure: dict, record: dict, entry_date: str) -> str:
-    """The figure's ID card: what was measured, how, where and with which versions."""
-    text = TEXT[lang]
-    parts = [figure[k] for k in ("op", "shape", "dtype") if figure.get(k)]
-    parts.append(text["statistic"][figure["statistic"]])
-    if figure.get("compile"):
-        parts.append(text["compile"][figure["compile"]])
-    device, versions = record["device"], record["versions"]
-    parts += [
-        f"{device['name']} (CC {device['cc']})",
-        f"torch {versions['torch'].split('+')[0]}",
-        f"triton {versions['triton']}",
-        entry_date,
-    ]
-    return " · ".join(str(p) for p in parts)
+def inline_svg(lang: str, path: str) -> str:
+    """An SVG from docs/ inlined, so it follows the page's colours (light and dark)."""
+    file = records.REPO_ROOT / "docs" / path
+    if not file.is_file() or file.suffix != ".svg":
+        raise PluginError(f"svg(...) takes an .svg file under docs/, not {path!r}")
+    svg = file.read_text(encoding="utf-8")
+    svg = re.sub(r"<\?xml[^>]*\?>\s*", "", svg)
+    return svg.strip()
 
 
-def _figure(lang: str, args: str) -> str:
-    assert STATE is not None
-    try:
-        path, name = json.loads(f"[{args}]")
-    except (json.JSONDecodeError, ValueError) as exc:
-        raise PluginError(f'figure takes ("snippets/x.py", "name"), got ({args})') from exc
-    for slug, fresh in _status(path):
-        entry = fresh.entry
-        if entry is None or name not in entry["figures"]:
-            continue
-        figure = entry["figures"][name]
-        card = id_card(lang, figure, fresh.record, entry.get("date") or fresh.record["date"])
-        if fresh.state != "verified":
-            card += " · " + TEXT[lang]["figure_stale"]
-        unit = figure.get("unit")
-        value = f"{figure['value']} {unit}" if unit else f"{figure['value']}"
-        return (
-            f'<span class="record-figure" data-snippet="{html.escape(path)}" '
-            f'data-figure="{html.escape(name)}" title="{html.escape(card)}">{html.escape(value)}'
-            f'<sup class="record-figure__card">{html.escape(slug)}</sup></span>'
-        )
-    raise PluginError(f"no figure {name!r} for {path} in any GPU record of lock {STATE.lock.id}")
+# ----------------------------------------------------------------------------- dispatch
+
+TOKENS = {
+    # name: (function(lang, cards, *args), number of arguments)
+    "lock_summary": (lambda lang, cards: lock_summary(lang), 0),
+    "lock": (lambda lang, cards, key: lock_value(lang, key), 1),
+    "install_commands": (lambda lang, cards: install_commands(lang), 0),
+    "run_summary": (lambda lang, cards: run_summary(lang), 0),
+    "verification_table": (lambda lang, cards: verification_table(lang), 0),
+    "figure": (render_figure, 2),
+    "output": (render_output, 2),
+    "output_block": (render_output_block, 3),
+    "svg": (lambda lang, cards, path: inline_svg(lang, path), 1),
+}
 
 
-def expand_tokens(markdown: str, lang: str) -> str:
+def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
     def replace(m: re.Match) -> str:
-        name, args = m.group("name"), m.group("args")
-        if name == "lock_summary":
-            return _lock_summary(lang)
-        if name == "verification_table":
-            return _verification_table(lang)
-        if name == "figure":
-            return _figure(lang, args or "")
-        raise PluginError(f"unknown token {m.group(0)!r}")
+        name = m.group("name")
+        if name not in TOKENS:
+            raise PluginError(f"unknown token {m.group(0)!r}; known: {sorted(TOKENS)}")
+        function, arity = TOKENS[name]
+        try:
+            args = page_source.parse_token_args(name, m.group("args"))
+        except page_source.PageSourceError as exc:
+            raise PluginError(str(exc)) from exc
+        if len(args) != arity or not all(isinstance(a, str) for a in args):
+            raise PluginError(f"{m.group(0)}: takes {arity} string argument(s)")
+        try:
+            return function(lang, cards, *args)
+        except Unmeasured:
+            return unmeasured_html(lang, args[0])
+        except (LookupError, records.LockError) as exc:
+            raise PluginError(f"{m.group(0)}: {exc}") from exc
 
-    return TOKEN.sub(replace, markdown)
+    return page_source.TOKEN.sub(replace, markdown)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     if page.file.src_uri.endswith(".ipynb"):
         return markdown
-    lang = _language(page)
-    return add_snippet_blocks(expand_tokens(markdown, lang), lang)
-
-
-# ----------------------------------------------------------------------------- no outside hosts
-
-OUTSIDE_SCRIPT = re.compile(
-    r"<script\b[^>]*>(?:(?!</script>).)*?https?://(?:(?!</script>).)*?</script>"
-    r'|<script\b[^>]*\bsrc="https?://[^"]*"[^>]*>\s*</script>'
-    r'|<script\b[^>]*\bsrc=""[^>]*>\s*</script>',
-    re.DOTALL,
-)
-
-
-def on_page_content(html_content: str, page, config, files) -> str:
-    """Drop the script loaders nbconvert puts into notebook pages.
-
-    nbconvert's template adds a MathJax loader with an empty src and a Mermaid loader that imports
-    from cdnjs.cloudflare.com; the site must make no request to an outside host.
-    """
-    if not page.file.src_uri.endswith(".ipynb"):
-        return html_content
-    return OUTSIDE_SCRIPT.sub("", html_content)
-
-
-def on_page_context(context, page, config, nav):
-    """Make the language switcher's links relative, so they work under a mike version prefix.
-
-    mkdocs-static-i18n links a language's home page as an absolute "/zh/"; under mike the site
-    lives at "/<version>/zh/". Material passes a root-relative link through the `url` filter,
-    which makes it relative to the page.
-    """
-    # mkdocs-static-i18n sets the attribute (which the template reads), not the dict item
-    for alternate in getattr(config.extra, "alternate", None) or []:
-        link = alternate.get("link", "")
-        if link.startswith("/") and not link.startswith("//"):
-            alternate["link"] = link.lstrip("/") or "./"
-    return context
+    lang = page_language(page)
+    cards = PageCards(lang)
+    markdown = add_snippet_blocks(expand_tokens(markdown, lang, cards), lang)
+    return markdown + id_cards_section(cards)
