@@ -1,9 +1,10 @@
 # /// script
 # requires-python = ">=3.10"
+# dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
 # gpu = { min-cc = "8.0" }
-# cpu = { skip = "under TRITON_INTERPRET=1, torch.compile(fullgraph=True) stops with torch._dynamo.exc.Unsupported (torch 2.11)", skip-zh = "在 TRITON_INTERPRET=1 下，torch.compile(fullgraph=True) 会报 torch._dynamo.exc.Unsupported 并停止（torch 2.11）" }
+# cpu = { skip = "under TRITON_INTERPRET=1, torch.compile(fullgraph=True) stops with torch._dynamo.exc.Unsupported (claim_interpreter_compile.py checks it)", skip-zh = "在 TRITON_INTERPRET=1 下，torch.compile(fullgraph=True) 报 torch._dynamo.exc.Unsupported 而中止（由 claim_interpreter_compile.py 验证）" }
 # ///
 """Launch a Triton kernel inside torch.compile(fullgraph=True): no graph break, same numbers.
 

@@ -1,5 +1,6 @@
 # /// script
 # requires-python = ">=3.10"
+# dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
 # gpu = { min-cc = "8.0" }
@@ -45,7 +46,8 @@ if __name__ == "__main__":
         )
     device = "cpu" if INTERPRETED else "cuda"
     # --8<-- [start:run]
-    print(program_map(10, 4, device).tolist())  # (1)!
+    ids = program_map(10, 4, device)
+    print(f"n=10, BLOCK_SIZE=4: {ids.tolist()}")  # (1)!
     # --8<-- [end:run]
     for n, block_size in [(10, 4), (1, 4), (0, 4), (1000, 128), (4096, 1024)]:
         got = program_map(n, block_size, device).cpu()

@@ -1,13 +1,15 @@
 # /// script
 # requires-python = ">=3.10"
+# dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
 # gpu = { skip = "checks a limit of the CPU interpreter; on a GPU, vector_add.py covers bfloat16", skip-zh = "检查的是 CPU 解释器的限制；GPU 上的 bfloat16 由 vector_add.py 验证" }
 # cpu = { interpreter = true }
 # ///
-"""Claim: under TRITON_INTERPRET=1, a bfloat16 kernel does not give x + y.
+"""Claim: under TRITON_INTERPRET=1, a bfloat16 kernel runs without an error and gives wrong sums.
 
-Fails (exit 1) the day a Triton release fixes it, so the page that says so gets updated.
+Fails the day a Triton release fixes it (the assert) or starts raising (the exception), so the
+page that says so gets updated.
 Runs on any machine: it turns the interpreter on itself.
 """
 
@@ -44,11 +46,8 @@ x, y = torch.randn(1000), torch.randn(1000)
 assert torch.equal(interpreted_add(x, y), x + y)  # (1)!
 
 xb, yb = x.bfloat16(), y.bfloat16()
-try:
-    wrong = (interpreted_add(xb, yb) != xb + yb).float().mean().item()
-    outcome = f"silently wrong: {wrong:.0%} of the elements differ from x + y"
-except Exception as exc:  # (2)!
-    wrong, outcome = 1.0, f"raises {type(exc).__name__}: {exc}"
-print(f"triton {triton.__version__}, bfloat16 under TRITON_INTERPRET=1: {outcome}")
-assert wrong > 0, "bfloat16 now works under the interpreter: update the pages and vector_add.py"
+result = interpreted_add(xb, yb)  # (2)!
+wrong = (result != xb + yb).float().mean().item()
+print(f"bfloat16 under TRITON_INTERPRET=1: no error, {wrong:.0%} of the elements differ from x + y")
+assert wrong > 0.5, "bfloat16 now works under the interpreter: update the pages and vector_add.py"
 # --8<-- [end:claim]
