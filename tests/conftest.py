@@ -1,39 +1,65 @@
-"""Shared fixtures: the built site (one strict build per test session) and its pages."""
+"""Shared fixtures: the project's files, the built site, each lock's Python and the CPU runs."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import page_source
 import pytest
 import snippet_records as records
 
 REPO = records.REPO_ROOT
 LANGUAGES = ("en", "zh")
+LOCKS = records.all_locks()
+CURRENT = records.load_lock(records.current_lock_id())
 
 
-SITE_SOURCES = ("mkdocs.yml", "docs", "snippets", "scripts", "locks", "overrides", "search")
+def project_files() -> list[str]:
+    """Every file of the project as git sees it: tracked, plus untracked files not ignored.
+
+    A copy made from this list holds a new top-level folder as soon as it exists, so a test
+    copy never silently lacks something the build reads.
+    """
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
+    return [p for p in listed if p and (REPO / p).is_file()]
 
 
 def copy_project(dest: Path) -> Path:
-    """Copy what building and publishing the site reads, to change it without touching the repo."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in SITE_SOURCES:
-        src = REPO / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / name)
+    """Copy the project (as git sees it) to change it without touching the repository."""
+    for rel in project_files():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, target)
     return dest
 
 
-def build_site(source: Path, dest: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+def quiet_env(**changes: str) -> dict[str, str]:
+    """The environment for a child build: MkDocs 2 / end-of-life banners off (CI logs only)."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+    env.update(changes)
+    return env
+
+
+def build_site(
+    source: Path, dest: Path, env: dict | None = None, command: tuple[str, ...] = ("mkdocs",)
+) -> subprocess.CompletedProcess:
     """`mkdocs build --strict` of the project at ``source`` into ``dest``."""
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(dest)],
+        [sys.executable, "-m", *command, "build", "--strict", "--site-dir", str(dest)],
         cwd=source,
         capture_output=True,
         text=True,
-        env=env,
+        env=env or quiet_env(),
         timeout=600,
     )
 
@@ -54,9 +80,57 @@ def doc_pages(lang: str) -> list[str]:
     )
 
 
+def markdown_pages(lang: str = "en") -> list[str]:
+    return [p for p in doc_pages(lang) if p.endswith(".md")]
+
+
+def page_source_of(lang: str, page: str) -> page_source.PageSource:
+    return page_source.read_page(REPO / "docs" / lang / page)
+
+
 def built_page(site: Path, lang: str, page: str) -> Path:
     """Built HTML of a source page (directory URLs; English at the root, Chinese under zh/)."""
     stem = page.rsplit(".", 1)[0]
     rel = "" if stem == "index" else (stem[: -len("/index")] if stem.endswith("/index") else stem)
     base = site if lang == "en" else site / lang
     return base / rel / "index.html"
+
+
+def lock_python(lock: records.Lock) -> str:
+    """The Python that runs snippets for ``lock``: this one for the current lock, else its venv."""
+    if lock.id == CURRENT.id:
+        return sys.executable
+    python = REPO / ".venv-locks" / lock.id / "bin" / "python"
+    if not python.exists():
+        pytest.fail(f"{python} is missing: run `make test` (it creates .venv-locks/{lock.id})")
+    return str(python)
+
+
+class CpuRuns:
+    """Each snippet run once per lock on this CPU, as a reader runs it; results kept for reuse."""
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str, str], subprocess.CompletedProcess] = {}
+
+    def run(self, lock: records.Lock, path: str) -> subprocess.CompletedProcess:
+        key = (lock.id, path)
+        if key not in self._runs:
+            needs = records.read_snippet_needs(path)
+            env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
+            env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
+            if needs.cpu_interpreter:
+                env["TRITON_INTERPRET"] = "1"
+            self._runs[key] = subprocess.run(
+                [lock_python(lock), path],
+                cwd=REPO,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=needs.timeout_s,
+            )
+        return self._runs[key]
+
+
+@pytest.fixture(scope="session")
+def cpu_runs() -> CpuRuns:
+    return CpuRuns()

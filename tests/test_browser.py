@@ -1,7 +1,10 @@
 """The built site in a real browser: Debian's Chromium driven by Playwright (no browser download).
 
-Served the way mike publishes it, under a version folder, to catch absolute links. Screenshots
-of the chapter in both languages go to build/screenshots/ for a person to look at.
+Every lock is built and served the way mike publishes it, each under its version folder with a
+mike-style versions.json, to catch absolute links. On every page: the language switcher and the
+version selector land on the same page; axe-core finds no serious or critical violation in the
+light or the dark scheme with every collapsed block open. A copied complete file runs as is.
+Screenshots go to build/screenshots/ for a person to look at.
 """
 
 from __future__ import annotations
@@ -10,43 +13,75 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+import site_hooks
 import snippet_records as records
-from conftest import REPO
+from conftest import CURRENT, LOCKS, REPO, build_site, doc_pages, lock_python
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
+UV = REPO / ".venv-uv" / "bin" / "uv"
 CHAPTER = "block-programming/"
 SCREENSHOTS = REPO / "build" / "screenshots"
+OTHER = next(lock for lock in LOCKS if lock.id != CURRENT.id)
 
 
-@pytest.fixture(scope="module")
-def base_url(site_dir, tmp_path_factory):
-    """The site under /<mike version>/, with a mike-style versions.json beside it."""
-    lock = records.load_lock(records.current_lock_id())
-    root = tmp_path_factory.mktemp("served")
-    shutil.copytree(site_dir, root / lock.mike_version)
-    (root / "versions.json").write_text(
-        json.dumps([{"version": lock.mike_version, "title": lock.title, "aliases": ["latest"]}])
+def page_url(lang: str, page: str) -> str:
+    """URL path of a source page under a version folder: '', 'zh/', 'block-programming/' ..."""
+    stem = page.rsplit(".", 1)[0]
+    rel = (
+        ""
+        if stem == "index"
+        else (stem[: -len("/index")] if stem.endswith("/index") else stem) + "/"
     )
-    handler = functools.partial(QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/{lock.mike_version}/"
-    server.shutdown()
+    return ("" if lang == "en" else "zh/") + rel
+
+
+PAGES = [(lang, page) for lang in ("en", "zh") for page in doc_pages(lang)]
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+@pytest.fixture(scope="module")
+def server(site_dir, tmp_path_factory):
+    """Every lock's site under /<mike version>/ with versions.json as mike writes it, and the
+    current one at the root as well; yields the root URL."""
+    root = tmp_path_factory.mktemp("served")
+    shutil.copytree(site_dir, root, dirs_exist_ok=True)  # at the root too: its 404 pages
+    versions = []
+    for lock in LOCKS:
+        if lock.id == CURRENT.id:
+            shutil.copytree(site_dir, root / lock.mike_version)
+        else:
+            proc = build_site(
+                REPO, root / lock.mike_version, env={**os.environ, "DOCS_LOCK": lock.id}
+            )
+            assert proc.returncode == 0, proc.stderr
+        aliases = ["latest"] if lock.id == CURRENT.id else []
+        versions.append({"version": lock.mike_version, "title": lock.title, "aliases": aliases})
+    (root / "versions.json").write_text(json.dumps(versions))
+    handler = functools.partial(QuietHandler, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def base_url(server):
+    return server + CURRENT.mike_version + "/"
 
 
 @pytest.fixture(scope="module")
@@ -92,27 +127,34 @@ def page(browser):
 
 def switch_language(page, lang: str) -> None:
     page.locator(".md-header__option .md-select").first.hover()
-    page.locator(f'a.md-select__link[hreflang="{lang}"]').click()
+    with page.expect_navigation():
+        page.locator(f'a.md-select__link[hreflang="{lang}"]').click()
     page.wait_for_load_state()
 
 
-def test_switch_between_english_and_chinese(page, base_url):
-    page.goto(base_url + CHAPTER)
-    assert page.locator("h1").inner_text().startswith("The GPU parallel model")
-    switch_language(page, "zh")
-    assert page.url == base_url + "zh/" + CHAPTER
-    assert page.locator("h1").inner_text().startswith("GPU 并行模型与分块编程")
-    assert page.locator("html").get_attribute("lang") == "zh"
-    switch_language(page, "en")
-    assert page.url == base_url + CHAPTER
-    assert page.locator("html").get_attribute("lang") == "en"
+@pytest.mark.parametrize("lang, source", PAGES)
+def test_language_switch_lands_on_the_same_page_in_every_version(page, server, lang, source):
+    other = "zh" if lang == "en" else "en"
+    for lock in LOCKS:
+        base = server + lock.mike_version + "/"
+        page.goto(base + page_url(lang, source))
+        switch_language(page, other)
+        assert page.url == base + page_url(other, source)
+        assert page.locator("html").get_attribute("lang") == other
 
 
-def test_home_page_switches_language_under_the_version_folder(page, base_url):
-    page.goto(base_url)
-    switch_language(page, "zh")
-    assert page.url == base_url + "zh/"
-    assert page.locator("h1").inner_text().startswith("Triton 算子")
+@pytest.mark.parametrize("lang, source", PAGES)
+def test_version_selector_lands_on_the_same_page(page, server, lang, source):
+    page.goto(server + CURRENT.mike_version + "/" + page_url(lang, source))
+    selector = page.locator(".md-version__current")
+    selector.wait_for()
+    assert selector.inner_text() == CURRENT.title
+    selector.focus()  # the list opens on focus as on hover
+    with page.expect_navigation():
+        page.locator(".md-version__link", has_text=OTHER.title).click()
+    page.wait_for_load_state()
+    assert page.url == server + OTHER.mike_version + "/" + page_url(lang, source)
+    assert page.locator(".md-version__current").inner_text() == OTHER.title
 
 
 def search_for(page, query: str) -> None:
@@ -140,29 +182,37 @@ def test_chinese_search_lands_on_the_chinese_page(page, base_url):
     assert page.locator("h1").inner_text().startswith("GPU 并行模型与分块编程")
 
 
-def test_copied_complete_file_runs_as_is(page, base_url, tmp_path):
-    """Copy a whole file with the page's copy button, as a reader would, and run it."""
-    page.goto(base_url + CHAPTER)
-    copy = 'button.md-code__button[data-md-type="copy"]'  # Material 9.7's copy button
+def copy_complete_file(page, url: str, name: str) -> str:
+    page.goto(url)
+    copy = 'button.md-code__button[data-md-type="copy"]'  # Material 9's copy button
     page.locator(copy).first.wait_for(state="attached")
-    code_blocks = page.locator("div.highlight")
-    assert page.locator(f"div.highlight {copy}").count() == code_blocks.count() > 0
-    details = page.locator("details.example", has_text="vector_add.py").first
+    details = page.locator("details.complete-file", has_text=name).first
     details.locator("summary").click()
     details.locator(copy).click()
-    copied = page.evaluate("navigator.clipboard.readText()")
-    original = (REPO / "snippets/block_programming/vector_add.py").read_text(encoding="utf-8")
-    assert copied.strip() == "\n".join(
-        line for line in original.strip().splitlines() if "# --8<-- [" not in line
-    )
+    return page.evaluate("navigator.clipboard.readText()")
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+def test_copied_complete_file_runs_as_is_in_its_locks_environment(page, server, lock, tmp_path):
+    """Copy a whole file with the page's copy button, as a reader would: only its PEP 723 block
+    differs from the recorded file (the lock's pins), and it runs on a CPU, both in the lock's
+    environment and with `uv run`, which installs exactly those pins."""
+    path = "snippets/block-programming/vector_add.py"
+    copied = copy_complete_file(page, server + lock.mike_version + "/" + CHAPTER, "vector_add.py")
+    assert copied.strip() == site_hooks.runnable_file(path, lock).strip()
+    pins = ", ".join(f'"{p}"' for p in lock.pins(records.read_snippet_needs(path).dependencies))
+    assert f"# dependencies = [{pins}]" in copied
+    assert f'# requires-python = "{lock.python}"' in copied
     script = tmp_path / "vector_add.py"
     script.write_text(copied, encoding="utf-8")
     env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "all checks passed" in proc.stdout
+    for command in (
+        [lock_python(lock), str(script)],
+        [str(UV), "run", "--no-project", "--quiet", str(script)],
+    ):
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{command}:\n{proc.stdout}\n{proc.stderr}"
+        assert "vector_add: all checks passed" in proc.stdout
 
 
 def test_light_dark_toggle(page, base_url):
@@ -173,17 +223,74 @@ def test_light_dark_toggle(page, base_url):
     assert scheme() == "slate"
 
 
-def test_version_selector_lists_the_lock(page, base_url):
+def test_code_annotations_are_interactive_and_named(page, base_url):
     page.goto(base_url + CHAPTER)
-    lock = records.load_lock(records.current_lock_id())
-    selector = page.locator(".md-version__current")
-    selector.wait_for()
-    assert selector.inner_text() == lock.title
+    markers = page.locator(".md-annotation__index")
+    assert markers.count() >= 10
+    assert markers.first.get_attribute("aria-label") == "Code annotation 1"
 
 
-def test_code_annotations_are_interactive(page, base_url):
+def test_id_card_link_reaches_the_card_by_keyboard(page, base_url):
     page.goto(base_url + CHAPTER)
-    assert page.locator(".md-annotation").count() >= 10
+    link = page.locator("a.record-card-link").first
+    link.focus()
+    page.keyboard.press("Enter")
+    card = page.url.split("#", 1)[1]
+    assert re.fullmatch(r"id-card-\d+", card)
+    assert page.locator(f"#{card}").is_visible()
+
+
+# ----------------------------------------------------------------------------- accessibility
+
+
+def axe_violations(page, url: str, scheme: str) -> list[dict]:
+    """axe-core (WCAG 2.1 A and AA) on ``url`` in a colour scheme, every <details> open.
+
+    The dark scheme follows the palette's media query: with no palette stored in localStorage,
+    Material picks the palette whose media matches, so emulating the media is enough.
+    """
+    media, md_scheme = {"light": ("light", "default"), "dark": ("dark", "slate")}[scheme]
+    page.emulate_media(color_scheme=media)
+    page.goto(url)
+    page.evaluate("() => localStorage.clear()")
+    page.reload()
+    page.wait_for_load_state("networkidle")
+    assert page.locator("body").get_attribute("data-md-color-scheme") == md_scheme
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+    page.wait_for_timeout(150)  # Material's observers settle
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate(
+        """async () => await axe.run(document, {
+               runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+               resultTypes: ['violations']})"""
+    )
+    return [
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "nodes": [
+                (" ".join(map(str, n["target"])), n["failureSummary"]) for n in v["nodes"][:5]
+            ],
+        }
+        for v in result["violations"]
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("lang, source", [*PAGES, ("en", "404.html"), ("zh", "404.html")])
+def test_no_serious_accessibility_violation(page, base_url, lang, source, scheme):
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run `npm ci` (make test does)")
+    if source == "404.html":  # served from the site's root, as GitHub Pages serves it
+        url = base_url.rsplit("/", 2)[0] + "/" + ("" if lang == "en" else "zh/") + source
+    else:
+        url = base_url + page_url(lang, source)
+    found = [v for v in axe_violations(page, url, scheme) if v["impact"] in ("serious", "critical")]
+    assert not found, json.dumps(found, indent=1, ensure_ascii=False)
+
+
+# ----------------------------------------------------------------------------- screenshots
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -194,6 +301,11 @@ def test_screenshot_of_the_chapter(page, base_url, lang):
     assert badges.first.is_visible()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{lang}-block-programming-top.png")
-    page.locator("#constexpr").scroll_into_view_if_needed()
-    page.screenshot(path=SCREENSHOTS / f"{lang}-block-programming-constexpr.png")
-    page.screenshot(path=SCREENSHOTS / f"{lang}-block-programming-full.png", full_page=True)
+    for anchor in ("parallel-model", "first-launch", "bandwidth"):
+        page.locator(f"#{anchor}").scroll_into_view_if_needed()
+        page.screenshot(path=SCREENSHOTS / f"{lang}-block-programming-{anchor}.png")
+    page.emulate_media(color_scheme="dark")
+    page.evaluate("() => localStorage.clear()")
+    page.reload()
+    page.locator("#parallel-model").scroll_into_view_if_needed()
+    page.screenshot(path=SCREENSHOTS / f"{lang}-block-programming-diagram-dark.png")

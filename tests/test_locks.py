@@ -1,121 +1,221 @@
-"""The lock, its GPU records, and the rule: a snippet edited after its GPU run fails CI."""
+"""Locks, their records, the states of snippets, and the audit that fails CI when one is stale."""
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
+import subprocess
+import sys
 
 import pytest
 import snippet_records as records
+import tomllib
+from audit_locks import audit
+from conftest import CURRENT, LOCKS, REPO
 
-LOCK = records.load_lock(records.current_lock_id())
+SNIPPET = "snippets/block-programming/vector_add.py"
+CLAIM = "snippets/block-programming/claim_interpreter_bf16.py"
 
 
 def pinned(requirements: str, name: str) -> str:
-    text = (records.REPO_ROOT / "requirements" / requirements).read_text()
+    text = (REPO / "requirements" / requirements).read_text()
     found = re.findall(rf"(?m)^{re.escape(name)}==([^\s;]+)", text)
     assert len(set(found)) == 1, f"{requirements}: {name} pins {found}"
     return found[0]
 
 
-@pytest.mark.parametrize("requirements", ["test.in", "test.txt"])
-def test_test_environment_installs_the_current_lock(requirements):
-    assert pinned(requirements, "torch") == LOCK.torch
-    assert pinned(requirements, "triton") == LOCK.triton
-
-
-def test_lock_has_a_review_date_and_a_status():
-    assert LOCK.status == "current"
-    assert LOCK.reviewed < LOCK.next_review
-
-
-@pytest.mark.parametrize("slug", LOCK.devices)
-def test_record_matches_its_lock(slug):
-    record = records.load_record(LOCK.id, slug)
-    assert record is not None, f"locks/{LOCK.id}.{slug}.json is missing: run the GPU runner"
-    assert record["lock"] == LOCK.id
-    assert record["versions"]["torch"].split("+")[0] == LOCK.torch
-    assert record["versions"]["triton"] == LOCK.triton
-    assert record["versions"]["cuda"] == LOCK.cuda
-    assert records.device_slug(record["device"]["name"]) == slug
-
-
-@pytest.mark.parametrize("slug", LOCK.devices)
-@pytest.mark.parametrize("path", records.list_snippets())
-def test_snippet_is_verified_on_gpu_or_pending(path, slug):
-    """CI fails when a snippet differs from its GPU run, unless it is listed as pending."""
-    needs = records.read_snippet_needs(path)
-    fresh = records.snippet_freshness(needs, LOCK, records.load_record(LOCK.id, slug))
-    assert fresh.state in {"verified", "pending", "cpu-only"}, (
-        f"{path} is {fresh.state} on {slug} ({fresh.reason}). Re-run scripts/verify_snippets.py "
-        f"on the GPU and commit the record, or add it under [pending] in locks/{LOCK.id}.toml."
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+def test_lock_environment_installs_the_lock(lock):
+    files = (
+        ["test.in", "test.txt"]
+        if lock.id == CURRENT.id
+        else [f"lock-{lock.id}.in", f"lock-{lock.id}.txt"]
     )
+    for requirements in files:
+        for name, version in lock.packages.items():
+            assert pinned(requirements, name) == version, (requirements, name)
+
+
+def test_exactly_one_current_lock_and_it_is_the_newest_gpu_verified():
+    """The rule for mike's `latest` (README): the newest lock that a GPU verifies is current."""
+    verified = [lock for lock in LOCKS if lock.devices and lock.status != "retired"]
+    assert [lock.id for lock in LOCKS if lock.status == "current"] == [verified[0].id]
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+def test_lock_is_reviewed_on_time_and_says_why_without_a_gpu(lock):
+    assert lock.reviewed < lock.next_review
+    if not lock.devices:
+        assert lock.gpu_reason and lock.gpu_reason.en and lock.gpu_reason.zh
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+def test_records_match_their_lock(lock):
+    for platform in lock.record_platforms:
+        record = records.load_record(lock.id, platform)
+        assert record is not None, f"locks/{lock.id}.{platform}.json is missing"
+        assert record["lock"] == lock.id and record["platform"] == platform
+        assert record["versions"]["torch"].split("+")[0] == lock.torch
+        assert record["versions"]["triton"] == lock.triton
+        if platform != records.CPU:
+            assert record["versions"]["cuda"] == lock.cuda
+            assert records.device_slug(record["device"]["name"]) == platform
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+@pytest.mark.parametrize("path", records.list_snippets())
+def test_snippet_is_verified_or_pending_on_every_platform(path, lock):
+    """CI fails when a snippet differs from its run, unless its GPU run is listed as pending."""
+    for s in records.lock_states(lock).of(path).values():
+        assert not s.state.blocks_ci, (
+            f"{path} is {s.state.name} on {lock.id} / {s.platform}. Re-run it there "
+            f"(scripts/verify_snippets.py, `make records-cpu` for the CPU) and commit the record, "
+            f"or list a GPU run under [pending] in locks/{lock.id}.toml."
+        )
 
 
 def test_pending_list_names_real_unverified_snippets():
-    for path, reason in LOCK.pending.items():
-        assert reason.strip(), f"{path}: pending needs a reason"
-        assert path in records.list_snippets(), f"pending lists {path}, which does not exist"
-        needs = records.read_snippet_needs(path)
-        states = {
-            records.snippet_freshness(
-                needs, dataclasses.replace(LOCK, pending={}), records.load_record(LOCK.id, slug)
-            ).state
-            for slug in LOCK.devices
-        }
-        assert states != {"verified"}, f"{path} is verified again: remove it from [pending]"
+    for lock in LOCKS:
+        unpended = dataclasses.replace(lock, pending={})
+        for path in lock.pending:
+            assert path in records.list_snippets(), f"pending lists {path}, which does not exist"
+            states = records.lock_states(unpended).of(path)
+            gpu = {s.state.name for p, s in states.items() if p != records.CPU}
+            assert gpu != {"verified"}, f"{path} is verified again: remove it from [pending]"
 
 
-# ----------------------------------------------------------------------------- freshness rules
+# ----------------------------------------------------------------------------- lock validation
 
-SNIPPET = "snippets/block_programming/vector_add.py"
+GOOD = (REPO / "locks" / f"{CURRENT.id}.toml").read_text(encoding="utf-8")
 
 
-def record_with(**entry_changes) -> dict:
+def lock_data(**changes) -> dict:
+    data = tomllib.loads(GOOD)
+    for key, value in changes.items():
+        if value is None:
+            data.pop(key)
+        else:
+            data[key] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"status": "active"}, "status 'active' is not one of"),
+        ({"reviewed": None}, "missing key 'reviewed'"),
+        ({"gpu": {"devices": ["nvidia-a100"]}}, "unknown device"),
+        ({"gpu": {"devices": []}}, "give reason and reason-zh"),
+        ({"packages": {"torch": "2.11.0"}}, "must pin triton"),
+        ({"packages": {"torch": ">=2.11", "triton": "3.6.0"}}, "not an exact version"),
+        ({"python": "3.10+"}, "python ="),
+        ({"mike-version": "torch2.11"}, "triton-<major>.<minor>"),
+        ({"next-review": dt.date(2020, 1, 1)}, "must come after"),
+        ({"colour": "blue"}, "unknown keys"),
+        ({"pending": {SNIPPET: "no Chinese reason"}}, "reason-zh"),
+    ],
+)
+def test_lock_validation_says_what_is_wrong(changes, message):
+    with pytest.raises(records.LockError, match=re.escape(message)):
+        records.parse_lock(lock_data(**changes), "x.toml")
+
+
+def test_lock_pending_reasons_in_both_languages():
+    lock = records.parse_lock(
+        lock_data(pending={SNIPPET: {"reason": "H200 booked", "reason-zh": "已预约 H200"}}), "x"
+    )
+    assert lock.pending[SNIPPET]("en") == "H200 booked"
+    assert lock.pending[SNIPPET]("zh") == "已预约 H200"
+
+
+# ----------------------------------------------------------------------------- states
+
+
+def record_with(platform: str = "nvidia-h200", path: str = SNIPPET, **entry_changes) -> dict:
     entry = {
-        "path": SNIPPET,
-        "sha256": records.file_sha256(SNIPPET),
+        "path": path,
+        "sha256": records.file_sha256(path),
         "status": "passed",
         "seconds": 1.0,
+        "date": "2026-01-01",
         "figures": {},
+        "stdout": [],
         **entry_changes,
     }
+    device = (
+        {"name": "NVIDIA H200", "cc": "9.0", "driver": "x"}
+        if platform != records.CPU
+        else {"name": "CPU", "machine": "x86_64"}
+    )
     return {
-        "lock": LOCK.id,
+        "schema": records.RECORD_SCHEMA,
+        "lock": CURRENT.id,
+        "platform": platform,
         "date": "2026-01-01",
         "snippets": [entry],
-        "device": {"name": "NVIDIA H200", "cc": "9.0", "driver": "x"},
+        "device": device,
         "versions": {"torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "python": "3.12"},
     }
 
 
-def state(record, pending=None, path=SNIPPET) -> records.Freshness:
-    lock = dataclasses.replace(LOCK, pending=pending or {})
-    return records.snippet_freshness(records.read_snippet_needs(path), lock, record)
+def state(record, platform="nvidia-h200", path=SNIPPET, lock=CURRENT, pending=None):
+    lock = dataclasses.replace(lock, pending=pending or {})
+    return records.snippet_state(records.read_snippet_needs(path), lock, platform, record)
 
 
-def test_freshness_verified_when_hash_and_status_match():
-    assert state(record_with()).state == "verified"
+def test_state_verified_when_hash_and_status_match():
+    assert state(record_with()).state.name == "verified"
 
 
-def test_freshness_changed_when_file_differs_from_its_run():
-    assert state(record_with(sha256="0" * 64)).state == "changed"
+def test_state_changed_when_the_file_differs_from_its_run():
+    assert state(record_with(sha256="0" * 64)).state.name == "changed"
 
 
-def test_freshness_pending_shows_its_reason():
-    fresh = state(record_with(sha256="0" * 64), pending={SNIPPET: "H200 run next week"})
-    assert (fresh.state, fresh.reason) == ("pending", "H200 run next week")
+def test_state_pending_shows_its_reason_on_the_gpu_only():
+    reason = records.Reason("H200 run next week", "下周在 H200 上跑")
+    s = state(record_with(sha256="0" * 64), pending={SNIPPET: reason})
+    assert (s.state.name, s.reason) == ("pending", reason)
+    cpu = state(record_with(records.CPU, sha256="0" * 64), records.CPU, pending={SNIPPET: reason})
+    assert cpu.state.name == "changed"  # a CPU record is re-run here, never pending
 
 
-def test_freshness_failed_and_not_run_and_no_record():
-    assert state(record_with(status="failed", reason="exit 1")).state == "failed"
-    assert state({**record_with(), "snippets": []}).state == "not-run"
-    assert state(None).state == "no-record"
+def test_state_failed_skipped_not_run_no_record():
+    assert state(record_with(status="failed", reason="exit 1")).state.name == "failed"
+    assert state(record_with(status="skipped", reason="needs CC 8.0")).state.name == "skipped"
+    assert state({**record_with(), "snippets": []}).state.name == "not-run"
+    assert state(None).state.name == "no-record"
 
 
-def test_freshness_cpu_only_snippet_needs_no_gpu_record():
-    claim = "snippets/block_programming/claim_interpreter_bf16.py"
-    assert state(None, path=claim).state == "cpu-only"
+def test_state_of_a_declared_skip_is_not_here_with_both_reasons():
+    s = state(None, path=CLAIM)
+    assert s.state.name == "not-here"
+    needs = records.read_snippet_needs(CLAIM)
+    assert s.reason.en == needs.gpu_skip and s.reason.zh == needs.skip_zh["gpu"]
+
+
+def test_state_on_a_lock_without_gpu():
+    lock = next(lock for lock in LOCKS if not lock.devices)
+    s = state(None, lock=lock)
+    assert s.state.name == "no-gpu" and s.reason == lock.gpu_reason
+
+
+def test_every_state_has_its_own_icon_and_only_verified_is_verified():
+    icons = {s.icon for s in records.STATES.values() if s.name != "no-record"}
+    assert len(icons) == len(records.STATES) - 1  # not-run and no-record share "?"
+    assert [s.name for s in records.STATES.values() if s.verified] == ["verified"]
+    assert records.STATES["verified"].icon == "✓"
+    assert all(s.icon != "✓" for s in records.STATES.values() if s.name != "verified")
+    assert {s.name for s in records.STATES.values() if s.blocks_ci} == {
+        "changed",
+        "failed",
+        "skipped",
+        "not-run",
+        "no-record",
+    }
+
+
+# ----------------------------------------------------------------------------- records
 
 
 def test_record_validation_rejects_missing_keys_and_bad_figures():
@@ -129,8 +229,122 @@ def test_record_validation_rejects_missing_keys_and_bad_figures():
         records.validate_record(record_with(status="failed"))
 
 
+MEASURED = {
+    "value": 1.5,
+    "unit": "ms",
+    "statistic": "median",
+    "spread": "min-max",
+    "low": 1.2,
+    "high": 1.9,
+    "repeats": 5,
+    "op": "add",
+    "compile": "excluded",
+}
+
+
+@pytest.mark.parametrize(
+    "missing, message",
+    [
+        ("repeats", "repeats >= 3"),
+        ("spread", "spread must be"),
+        ("low", "low <= high"),
+        ("compile", "compile time"),
+        ("op", "what was measured"),
+    ],
+)
+def test_a_measured_figure_needs_its_spread_and_card(missing, message):
+    records.validate_figure("ms", MEASURED)
+    figure = {k: v for k, v in MEASURED.items() if k != missing}
+    with pytest.raises(ValueError, match=message):
+        records.validate_figure("ms", figure)
+    with pytest.raises(ValueError, match="median, mean or min"):
+        records.validate_figure("ms", {**MEASURED, "statistic": "count"})
+
+
 def test_figures_lines_are_parsed_and_checked():
-    out = 'hello\nfigures: {"ms": {"value": 1.5, "unit": "ms", "statistic": "median"}}\n'
-    assert records.parse_figures(out) == {"ms": {"value": 1.5, "unit": "ms", "statistic": "median"}}
+    import json
+
+    out = f"hello\nfigures: {json.dumps({'ms': MEASURED})}\n"
+    assert records.parse_figures(out) == {"ms": MEASURED}
+    assert records.output_lines(out) == ["hello"]
     with pytest.raises(ValueError, match="compile"):
         records.parse_figures('figures: {"a": {"value": 1, "statistic": "count", "compile": "?"}}')
+
+
+# ----------------------------------------------------------------------------- the audit
+
+
+def test_audit_passes_today():
+    assert audit(dt.date.today()) == []
+
+
+def test_audit_fails_when_a_review_date_has_passed():
+    late = max(lock.next_review for lock in LOCKS) + dt.timedelta(days=1)
+    problems = audit(late)
+    assert len(problems) == len([lock for lock in LOCKS if lock.status != "retired"])
+    assert all("review was due on" in p and "records-cpu" in p for p in problems)
+
+
+def test_audit_fails_when_a_record_is_older_than_its_snippet(tmp_path):
+    from conftest import copy_project
+
+    copy = copy_project(tmp_path / "p")
+    snippet = copy / SNIPPET
+    snippet.write_text(snippet.read_text() + "\n# an edit after the runs\n")
+    proc = subprocess.run(
+        [sys.executable, "scripts/audit_locks.py"], cwd=copy, capture_output=True, text=True
+    )
+    assert proc.returncode == 1
+    for lock in LOCKS:
+        assert f"{lock.id}: {SNIPPET} is changed on cpu: run `make records-cpu`" in proc.stdout
+        for device in lock.devices:
+            assert f"{lock.id}: {SNIPPET} is changed on {device}" in proc.stdout
+            assert f"--only {SNIPPET}" in proc.stdout
+
+
+SENTENCES = {
+    # state: (English, Chinese), for a GPU row dated 2026-01-01 with reason "why" / "原因"
+    "verified": (
+        "✓ verified on NVIDIA H200 (CC 9.0) · torch 2.11.0 · triton 3.6.0 · 2026-01-01",
+        "✓ 已在 NVIDIA H200 (CC 9.0) 上验证 · torch 2.11.0 · triton 3.6.0 · 2026-01-01",
+    ),
+    "changed": (
+        "! changed since its run on NVIDIA H200 (CC 9.0) (2026-01-01): not verified",
+        "! 在 NVIDIA H200 (CC 9.0) 上运行（2026-01-01）之后已修改：未经验证",
+    ),
+    "pending": (
+        "… NVIDIA H200 (CC 9.0) run pending: why",
+        "… 等待在 NVIDIA H200 (CC 9.0) 上重新运行：原因",
+    ),
+    "failed": (
+        "✗ failed on NVIDIA H200 (CC 9.0) (2026-01-01): why",
+        "✗ 在 NVIDIA H200 (CC 9.0) 上失败（2026-01-01）：原因",
+    ),
+    "skipped": (
+        "– skipped on NVIDIA H200 (CC 9.0) (2026-01-01): why",
+        "– 在 NVIDIA H200 (CC 9.0) 上被跳过（2026-01-01）：原因",
+    ),
+    "not-run": ("? not run on NVIDIA H200 (CC 9.0) yet", "? 尚未在 NVIDIA H200 (CC 9.0) 上运行"),
+    "no-record": ("? no NVIDIA H200 record for this lock", "? 本锁定版本没有 NVIDIA H200 的记录"),
+    "not-here": (
+        "◇ not run on NVIDIA H200 (CC 9.0): why",
+        "◇ 不在 NVIDIA H200 (CC 9.0) 上运行：原因",
+    ),
+    "no-gpu": (
+        "○ not verified on a GPU for this lock: why",
+        "○ 本锁定版本未经 GPU 验证：原因",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(records.STATES))
+def test_each_state_reads_as_it_should_in_both_languages(name):
+    """The badge sentence of every state, written out here, not derived from STATES: a wrong icon
+    or word in the vocabulary (skipped shown as verified, a tick on a CPU-only badge) fails."""
+    record = record_with() if name not in ("no-record", "no-gpu") else None
+    s = records.SnippetState(
+        SNIPPET, "nvidia-h200", records.STATES[name], records.Reason("why", "原因"), record,
+        record["snippets"][0] if record and name != "not-run" else None,
+    )  # fmt: skip
+    for lang, expected in zip(("en", "zh"), SENTENCES[name], strict=True):
+        assert f"{s.state.icon} {records.state_text(s, lang)}" == expected

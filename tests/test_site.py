@@ -1,51 +1,87 @@
-"""The built site: strict build, both languages in step, every snippet shown with its record."""
+"""The built site: strict build, both languages in step on every page, every badge, figure,
+printed output and ID card as the records say, and the freshness rules in builds."""
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
+import time
+import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
 
+import page_source
 import pytest
+import site_hooks
 import snippet_records as records
-from conftest import LANGUAGES, REPO, build_site, built_page, copy_project, doc_pages
-
-INCLUDE = re.compile(r'^\s*-{1,}8<-{1,}\s+"(?P<target>[^"]+)"\s*$', re.M)
-FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n"
-    r"(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
-    re.M | re.S,
+from conftest import (
+    CURRENT,
+    LANGUAGES,
+    REPO,
+    build_site,
+    built_page,
+    copy_project,
+    doc_pages,
+    markdown_pages,
+    page_source_of,
 )
-PYTHON_INFO = re.compile(r"^\s*\{?\s*\.?(py|python|python3|pycon)\b")
 
-
-def markdown_pages(lang: str) -> list[str]:
-    return [p for p in doc_pages(lang) if p.endswith(".md")]
-
-
-def includes(lang: str, page: str) -> list[str]:
-    return INCLUDE.findall((REPO / "docs" / lang / page).read_text(encoding="utf-8"))
+PAGES = markdown_pages("en")
+STATES = records.lock_states(CURRENT)
 
 
 class PageParser(HTMLParser):
-    """Collects heading ids, snippet badges and the code blocks of one built page."""
+    """Heading ids, badges (with each platform's state and text), figures, outputs and ID cards."""
 
     def __init__(self) -> None:
         super().__init__()
         self.heading_ids: list[str] = []
         self.badges: list[dict] = []
+        self.quotes: list[dict] = []  # figures and outputs
+        self.cards: dict[str, str] = {}
         self.text: list[str] = []
+        self._stack: list[tuple[str, dict]] = []  # open elements we collect text for
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
         if re.fullmatch(r"h[1-6]", tag) and attrs.get("id"):
             self.heading_ids.append(attrs["id"])
-        if tag == "div" and "snippet-status" in (attrs.get("class") or "").split():
-            self.badges.append({"snippet": attrs["data-snippet"], "states": attrs["data-states"]})
+        if "snippet-status" in classes:
+            self.badges.append({"snippet": attrs["data-snippet"], "states": []})
+        if "snippet-status__state" in classes:
+            item = {"platform": attrs["data-platform"], "state": attrs["data-state"], "text": ""}
+            self.badges[-1]["states"].append(item)
+            self._stack.append(("state", item))
+        if {"record-figure", "record-output"} & set(classes):
+            item = {**attrs, "text": "", "card": None}
+            self.quotes.append(item)
+            self._stack.append(("quote", item))
+        if tag == "a" and "record-card-link" in classes and self._stack:
+            kind, item = self._stack[-1]
+            if kind == "quote":
+                item["card"] = attrs["href"].lstrip("#")
+        if tag == "li" and (attrs.get("id") or "").startswith("id-card-"):
+            item = {"id": attrs["id"], "text": ""}
+            self._stack.append(("card", item))
+        if self._stack and tag in ("span", "li", "code", "a", "sup"):
+            self._stack[-1][1].setdefault("depth", 0)
+            self._stack[-1][1]["depth"] += 1
+
+    def handle_endtag(self, tag):
+        if self._stack and tag in ("span", "li", "code", "a", "sup"):
+            kind, item = self._stack[-1]
+            item["depth"] -= 1
+            if item["depth"] == 0:
+                self._stack.pop()
+                if kind == "card":
+                    self.cards[item["id"]] = item["text"].strip()
 
     def handle_data(self, data):
         self.text.append(data)
+        for _, item in self._stack:
+            item["text"] += data
 
 
 def parse(path: Path) -> PageParser:
@@ -54,120 +90,266 @@ def parse(path: Path) -> PageParser:
     return parser
 
 
+def built(site_dir, lang, page) -> PageParser:
+    return parse(built_page(site_dir, lang, page))
+
+
 # ----------------------------------------------------------------------------- sources
 
 
 def test_languages_have_the_same_pages():
     assert doc_pages("en") == doc_pages("zh")
-    assert "index.md" in doc_pages("en")
+    assert "index.md" in doc_pages("en") and "glossary.md" in doc_pages("en")
 
 
-@pytest.mark.parametrize("page", markdown_pages("en"))
-def test_languages_include_the_same_snippets(page):
-    assert includes("en", page) == includes("zh", page)
+@pytest.mark.parametrize("page", PAGES)
+def test_languages_include_the_same_snippets_and_tokens(page):
+    en, zh = page_source_of("en", page), page_source_of("zh", page)
+    assert en.include_targets == zh.include_targets
+    assert [t.text for t in en.tokens] == [t.text for t in zh.tokens]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_languages_annotate_each_block_alike(page):
+    """Same number of code annotations after each block (the markers are in the shared code)."""
+    counts = []
+    for lang in LANGUAGES:
+        src = page_source_of(lang, page)
+        counts.append(
+            [len(page_source.annotation_items(src.lines, f)) for f in src.fences if f.snippet_files]
+        )
+    assert counts[0] == counts[1]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_languages_link_to_the_same_places(page):
+    links = [
+        sorted(re.findall(r"\]\(([^)\s]+)\)", page_source_of(lang, page).text))
+        for lang in LANGUAGES
+    ]
+    assert links[0] == links[1]
 
 
 @pytest.mark.parametrize("path", records.list_snippets())
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_every_snippet_is_shown_in_every_language(path, lang):
-    shown = {t.split(":", 1)[0] for page in markdown_pages(lang) for t in includes(lang, page)}
+    shown = {p for page in markdown_pages(lang) for p in page_source_of(lang, page).snippet_files}
     assert path in shown, f"{path} is on no {lang} page"
 
 
-@pytest.mark.parametrize("lang", LANGUAGES)
-def test_included_sections_exist(lang):
+@pytest.mark.parametrize("page", PAGES)
+def test_included_sections_exist_and_are_annotated_alike(page):
     """check_paths stops the build for a missing file; a missing section would show nothing."""
-    for page in markdown_pages(lang):
-        for target in includes(lang, page):
-            path, _, section = target.partition(":")
+    src = page_source_of("en", page)
+    for fence in src.fences:
+        for target in fence.include_targets or []:
+            path, section = page_source.split_target(target)
             text = (REPO / path).read_text(encoding="utf-8")
             if section:
-                assert f"# --8<-- [start:{section}]" in text, f"{page}: no section {target}"
-                assert f"# --8<-- [end:{section}]" in text, f"{page}: unclosed {target}"
+                start, end = f"# --8<-- [start:{section}]", f"# --8<-- [end:{section}]"
+                assert start in text and end in text, f"{page}: no section {target}"
+                code = text.split(start, 1)[1].split(end, 1)[0]
+                markers = re.findall(r"# \((\d+)\)!", code)
+                items = page_source.annotation_items(src.lines, fence)
+                assert len(markers) == len(items), (
+                    f"{page}: {target} has {markers}, {len(items)} notes"
+                )
 
 
+@pytest.mark.parametrize("page", PAGES)
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_no_hand_typed_python_on_pages(lang):
-    """Python on a page comes from snippets/ (notebooks are executed by test_notebooks.py)."""
-    for page in markdown_pages(lang):
-        for m in FENCE.finditer((REPO / "docs" / lang / page).read_text(encoding="utf-8")):
-            if not PYTHON_INFO.match(m.group("info")):
-                continue
-            lines = [line for line in m.group("body").splitlines() if line.strip()]
-            typed = [line for line in lines if not INCLUDE.match(line)]
-            assert not typed, f"docs/{lang}/{page}: Python typed by hand: {typed[:3]}"
-            assert all('"snippets/' in line for line in lines), f"docs/{lang}/{page}: {lines}"
+def test_no_code_typed_into_a_page(page, lang):
+    """Every fenced block is an include of snippets/; commands come from tokens (any language,
+    so neither ```py3 nor ```bash can slip a hand-typed line in)."""
+    typed = page_source_of(lang, page).hand_typed_fences()
+    assert not typed, f"docs/{lang}/{page}: typed by hand: {[f.body[:2] for f in typed]}"
+
+
+MEASUREMENT = re.compile(
+    r"\d[\d.,]*\s?(?:ms|µs|us|ns|s|GB/s|TB/s|TFLOP/s|GiB|MiB|GB|MB)\b"
+    r"|\d[\d.]*\s?(?:x|×)\s?(?:faster|slower)"
+)
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_measurement_typed_into_prose(page, lang):
+    """A number with a unit of time, rate or size comes from a record ({{ figure(...) }})."""
+    text = page_source.TOKEN.sub("", page_source_of(lang, page).text)
+    assert not MEASUREMENT.findall(text), f"docs/{lang}/{page}: {MEASUREMENT.findall(text)}"
+
+
+def printed_texts() -> set[str]:
+    """Each printed line of every record, and what follows its label ("label: value" -> value)."""
+    texts = set()
+    for by in STATES.states.values():
+        for s in by.values():
+            for line in (s.entry or {}).get("stdout", []):
+                texts.add(line.strip())
+                if ": " in line:
+                    texts.add(line.split(": ", 1)[1].strip())
+    return {t for t in texts if len(t) >= 6}
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_printed_output_typed_into_prose(page, lang):
+    """Inline code that is a line a snippet printed (or its value after a label) must be an
+    {{ output(...) }} token instead, e.g. `[0, 0, 0, 0, 1, 1, 1, 1, 2, 2]`."""
+    text = page_source.TOKEN.sub("", page_source_of(lang, page).text)
+    spans = {s.strip() for s in re.findall(r"`([^`\n]+)`", text)}
+    typed = sorted(spans & printed_texts())
+    assert not typed, f"docs/{lang}/{page}: output typed by hand: {typed[:3]}"
 
 
 # ----------------------------------------------------------------------------- built site
 
 
+def test_build_time_budget(tmp_path):
+    start = time.perf_counter()
+    proc = build_site(REPO, tmp_path / "site")
+    seconds = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr
+    assert seconds < 20, f"building both languages took {seconds:.1f} s (budget: 20 s)"
+
+
 @pytest.mark.parametrize("page", doc_pages("en"))
 def test_languages_have_the_same_heading_anchors(site_dir, page):
-    en = parse(built_page(site_dir, "en", page)).heading_ids
-    zh = parse(built_page(site_dir, "zh", page)).heading_ids
+    en = built(site_dir, "en", page).heading_ids
+    zh = built(site_dir, "zh", page).heading_ids
     assert en == zh
     assert en, f"{page} has no heading ids"
 
 
-@pytest.mark.parametrize("page", markdown_pages("en"))
-def test_every_included_block_has_its_badge_in_both_languages(site_dir, page):
-    expected = [t.split(":", 1)[0] for t in includes("en", page)]
-    badges = {lang: parse(built_page(site_dir, lang, page)).badges for lang in LANGUAGES}
-    assert [b["snippet"] for b in badges["en"]] == expected
-    assert badges["en"] == badges["zh"]
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_badge_shows_each_platforms_state_from_the_records(site_dir, page, lang):
+    expected = [p for f in page_source_of(lang, page).fences for p in f.snippet_files]
+    badges = built(site_dir, lang, page).badges
+    assert [b["snippet"] for b in badges] == expected
+    for badge in badges:
+        states = STATES.of(badge["snippet"])
+        needs = records.read_snippet_needs(badge["snippet"])
+        assert [s["platform"] for s in badge["states"]] == list(states)
+        for shown in badge["states"]:
+            s = states[shown["platform"]]
+            assert shown["state"] == s.state.name
+            assert shown["text"].strip() == f"{s.state.icon} {records.state_text(s, lang, needs)}"
+            if s.reason:  # a reason in the page's language only
+                assert s.reason(lang) in shown["text"]
+                other = s.reason("en" if lang == "zh" else "zh")
+                if other != s.reason(lang):
+                    assert other not in shown["text"]
 
 
-def test_badges_say_where_the_code_was_verified(site_dir):
+def test_badge_words_say_where_the_code_was_verified(site_dir):
+    """The sentences themselves, so a wrong template in STATES shows up here."""
     page = "block-programming/index.md"
-    en = built_page(site_dir, "en", page).read_text(encoding="utf-8")
-    zh = built_page(site_dir, "zh", page).read_text(encoding="utf-8")
-    lock = records.load_lock(records.current_lock_id())
-    record = records.load_record(lock.id, lock.devices[0])
+    record = STATES.records[CURRENT.devices[0]]
     device, cc = record["device"]["name"], record["device"]["cc"]
-    versions = f"torch {lock.torch} · triton {lock.triton} · {record['date']}"
-    assert f"verified on {device} (CC {cc}) · {versions}" in en
-    assert f"已在 {device}（CC {cc}）上验证 · {versions}" in zh
-    assert "runs on CPU only: checks a limit of the CPU interpreter" in en
-    assert "只在 CPU 上运行：检查的是 CPU 解释器的限制" in zh
+    vector_add = STATES.of("snippets/block-programming/vector_add.py")
+    date = vector_add[CURRENT.devices[0]].entry["date"]
+    en = "".join(built(site_dir, "en", page).text)
+    zh = "".join(built(site_dir, "zh", page).text)
+    versions = f"torch {CURRENT.torch} · triton {CURRENT.triton} · {date}"
+    assert f"✓ verified on {device} (CC {cc}) · {versions}" in en
+    assert f"✓ 已在 {device} (CC {cc}) 上验证 · {versions}" in zh
+    assert "◇ not run on NVIDIA H200 (CC 9.0): checks a limit of the CPU interpreter" in en
+    assert "◇ 不在 NVIDIA H200 (CC 9.0) 上运行：检查的是 CPU 解释器的限制" in zh
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_each_shown_file_can_be_copied_whole_and_clean(site_dir, page, lang):
+    """One complete file per snippet on the page: no section or annotation markers, the lock's
+    pins in its PEP 723 block, and otherwise the file itself."""
+    html = built_page(site_dir, lang, page).read_text(encoding="utf-8")
+    title = site_hooks.TEXT[lang]["complete"]
+    for path in page_source_of(lang, page).snippet_files:
+        assert html.count(f"{title}: {Path(path).name}") == 1
+        assert f'<span class="filename">{path}</span>' in html
+    blocks = re.findall(
+        r'<details class="example complete-file">.*?<span class="filename">(snippets/[^<]+)</span>'
+        r".*?<code>(.*?)</code>",
+        html,
+        re.S,
+    )
+    assert sorted(p for p, _ in blocks) == sorted(page_source_of(lang, page).snippet_files)
+    for path, code in blocks:
+        text = html_module.unescape(re.sub(r"<[^>]+>", "", code))
+        assert text == site_hooks.runnable_file(path, CURRENT)
+        assert "# (1)!" not in text and "--8<--" not in text, path
+        pins = ", ".join(
+            f'"{p}"' for p in CURRENT.pins(records.read_snippet_needs(path).dependencies)
+        )
+        assert f"# dependencies = [{pins}]" in text, path
+        assert f'# requires-python = "{CURRENT.python}"' in text, path
+        source = (REPO / path).read_text(encoding="utf-8").splitlines()
+        kept = [line for line in source if not site_hooks.SECTION_MARKER.match(line)]
+        differs = [a for a, b in zip(kept, text.splitlines(), strict=True) if a != b]
+        assert all(
+            line.startswith("# requires-python")
+            or line.startswith("# dependencies")
+            or "# (" in line
+            for line in differs
+        ), differs
+
+
+def format_check(rendered: str, value: float) -> None:
+    """A rendered number is the record's value to three significant digits, never rounded away."""
+    shown = float(rendered.replace(",", ""))
+    assert shown != 0 or value == 0, f"{value} shown as {rendered}"
+    assert abs(shown - value) <= 0.005 * abs(value) + 1e-12, f"{value} shown as {rendered}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_figures_and_outputs_come_from_the_records_with_their_id_cards(site_dir, page, lang):
+    parsed = built(site_dir, lang, page)
+    tokens = [t for t in page_source_of(lang, page).tokens if t.name in ("figure", "output")]
+    quotes = [q for q in parsed.quotes]
+    assert len(quotes) == len(tokens)
+    text = site_hooks.TEXT[lang]
+    for token, quote in zip(tokens, quotes, strict=True):
+        path = token.args[0]
+        states = STATES.of(path)
+        card = parsed.cards[quote["card"]]
+        if token.name == "figure":
+            s = records.quote_source(states, figure=token.args[1])
+            figure = s.entry["figures"][token.args[1]]
+            value = re.match(r"[-\d.,]+", quote["text"]).group(0)
+            format_check(value, figure["value"])
+            assert text["statistic"][figure["statistic"]] in card
+            if "spread" in figure:
+                low, high = re.search(r"\(([-\d.,]+)–([-\d.,]+)\)", quote["text"]).groups()
+                format_check(low, figure["low"])
+                format_check(high, figure["high"])
+                assert text["spread"][figure["spread"]] in card
+                assert text["runs"].format(n=figure["repeats"]) in card
+            if "compile" in figure:
+                assert text["compile"][figure["compile"]] in card
+            for key in ("op", "shape", "dtype"):
+                assert str(figure.get(key, "")) in card
+        else:
+            s = records.quote_source(states, label=token.args[1])
+            assert quote["text"].startswith(records.find_output(s.entry, token.args[1]))
+        versions = s.record["versions"]
+        for part in (versions["triton"], versions["torch"].split("+")[0], s.entry["date"]):
+            assert part in card
+        assert records.platform_label(s.platform, s.record).split(" (")[0] in card
+        assert quote["data-state"] == s.state.name
+        if not s.state.verified:
+            assert text["changed_since"] in card
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-def test_each_shown_file_can_be_copied_whole(site_dir, lang):
-    """Each file shown in part also appears whole (collapsed), with its PEP 723 header."""
-    page = built_page(site_dir, lang, "block-programming/index.md").read_text(encoding="utf-8")
-    title = "Complete runnable file" if lang == "en" else "完整可运行文件"
-    for path in {t.split(":", 1)[0] for t in includes(lang, "block-programming/index.md")}:
-        assert f"{title}: {Path(path).name}" in page
-        assert f'<span class="filename">{path}</span>' in page
-
-
-def test_figures_come_from_the_record(site_dir):
-    lock = records.load_lock(records.current_lock_id())
-    record = records.load_record(lock.id, lock.devices[0])
-    entry = next(
-        e
-        for e in record["snippets"]
-        if e["path"] == "snippets/block_programming/constexpr_recompile.py"
-    )
-    variants = entry["figures"]["variants"]["value"]
-    for lang in LANGUAGES:
-        page = built_page(site_dir, lang, "block-programming/index.md").read_text(encoding="utf-8")
-        m = re.search(r'data-figure="variants" title="(?P<card>[^"]+)">(?P<value>[^<]+)<', page)
-        assert m, f"{lang}: no variants figure"
-        assert m.group("value") == str(variants)
-        assert record["device"]["name"] in m.group("card") and lock.triton in m.group("card")
-
-
-@pytest.mark.parametrize("lang", LANGUAGES)
-def test_notebook_pages_are_rendered_not_raw_json(site_dir, lang):
-    """mkdocs-static-i18n issue 198: without the hook's fix this page is the notebook's JSON."""
-    html = built_page(site_dir, lang, "notebooks/reading-a-gpu-record.ipynb").read_text("utf-8")
-    assert '"cell_type"' not in html and '"nbformat"' not in html
-    assert "jp-Cell" in html and "jp-OutputArea" in html
-    assert "def sha256" in "".join(
-        parse(built_page(site_dir, lang, "notebooks/reading-a-gpu-record.ipynb")).text
-    )
+def test_id_cards_are_reachable_by_keyboard(site_dir, lang):
+    html = built_page(site_dir, lang, "block-programming/index.md").read_text(encoding="utf-8")
+    links = re.findall(r'<a class="record-card-link" href="#(id-card-\d+)"', html)
+    assert links and all(f'<li id="{card}">' in html for card in links)
+    assert 'title="' not in re.sub(
+        r"<(?!span class=\"record)[^>]*>", "", html
+    )  # no tooltip-only card
 
 
 def test_language_switcher_links_are_relative(site_dir):
@@ -182,7 +364,7 @@ def test_language_switcher_links_are_relative(site_dir):
 
 OUTSIDE = re.compile(
     r"""<(?:script|img|iframe|source|video|audio)\b[^>]*\bsrc=["']?(?:https?:)?//"""
-    r"""|<link\b[^>]*\bhref=["']?(?:https?:)?//"""
+    r"""|<link\b(?![^>]*\brel="(?:canonical|alternate)")[^>]*\bhref=["']?(?:https?:)?//"""
     r"""|import\(\s*["'](?:https?:)?//"""
     r"""|url\(\s*["']?(?:https?:)?//"""
     r"""|@import\s+["'](?:https?:)?//""",
@@ -208,7 +390,49 @@ def test_chinese_search_index_is_segmented(site_dir):
     assert "\u200b掩码\u200b" in text, "jieba did not segment 掩码 as a word"
 
 
-# ----------------------------------------------------------------------------- freshness in builds
+@pytest.mark.parametrize("lang, path", [("en", "404.html"), ("zh", "zh/404.html")])
+def test_each_language_has_its_own_404_page(site_dir, lang, path):
+    html = (site_dir / path).read_text(encoding="utf-8")
+    assert f'<html lang="{lang}"' in html
+    title = "Triton Operators, Verified" if lang == "en" else "经过验证的 Triton 算子"
+    assert title in html
+
+
+def test_sitemap_lists_real_pages_under_site_url(site_dir):
+    tree = ET.parse(site_dir / "sitemap.xml")
+    ns = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    urls = [loc.text for loc in tree.getroot().iterfind("s:url/s:loc", ns)]
+    assert urls and not [u for u in urls if "None" in u]
+    site_url = "http://127.0.0.1:8000/"
+    for url in urls:
+        assert url.startswith(site_url), url
+        assert (site_dir / url[len(site_url) :] / "index.html").is_file(), url
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_notebook_pages_are_rendered_not_raw_json_and_light(site_dir, lang):
+    """mkdocs-static-i18n issue 198 (raw JSON); mkdocs-jupyter's inlined CSS (upstream_fixes)."""
+    path = built_page(site_dir, lang, "notebooks/reading-a-gpu-record.ipynb")
+    html = path.read_text("utf-8")
+    assert '"cell_type"' not in html and '"nbformat"' not in html
+    assert "jp-Cell" in html and "jp-OutputArea" in html
+    assert "records.lock_states(lock)" in "".join(parse(path).text)
+    assert path.stat().st_size < 150_000, f"{path.stat().st_size} bytes: CSS inlined again?"
+    assert (
+        "assets/notebook.css" in html
+        and (site_dir / "assets/notebook.css").stat().st_size > 100_000
+    )
+
+
+def test_inline_svg_diagram_follows_the_page_colours(site_dir):
+    for lang in LANGUAGES:
+        html = built_page(site_dir, lang, "block-programming/index.md").read_text("utf-8")
+        svg = re.search(r"<figure class=\"diagram\">\s*<svg.*?</svg>\s*<figcaption>", html, re.S)
+        assert svg, f"{lang}: no inline diagram with a caption"
+        assert "currentColor" in svg.group(0) and "#" not in re.sub(r"<!--.*?-->", "", svg.group(0))
+
+
+# ----------------------------------------------------------------------------- builds of copies
 
 
 @pytest.fixture
@@ -216,27 +440,76 @@ def project_copy(tmp_path) -> Path:
     return copy_project(tmp_path / "project")
 
 
-def test_build_fails_when_a_snippet_changed_since_its_gpu_run(project_copy, tmp_path):
-    snippet = project_copy / "snippets/block_programming/vector_add.py"
-    snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
+def test_build_fails_when_a_snippet_changed_since_its_run(project_copy, tmp_path):
+    snippet = project_copy / "snippets/block-programming/vector_add.py"
+    snippet.write_text(snippet.read_text() + "\n# an edit after the runs\n")
     proc = build_site(project_copy, tmp_path / "out")
     assert proc.returncode != 0
-    assert "vector_add.py is not verified" in proc.stderr
+    assert "vector_add.py is changed on lock" in proc.stderr
 
 
-def test_pending_snippet_builds_and_shows_its_reason(project_copy, tmp_path):
-    snippet = project_copy / "snippets/block_programming/vector_add.py"
-    snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
-    lock_file = project_copy / "locks" / f"{records.current_lock_id()}.toml"
+def add_pending(project: Path, path: str) -> None:
+    lock_file = project / "locks" / f"{CURRENT.id}.toml"
     lock_file.write_text(
         lock_file.read_text().replace(
             "[pending]\n",
-            '[pending]\n"snippets/block_programming/vector_add.py" = "H200 re-run booked"\n',
+            f'[pending]\n"{path}" = '
+            '{ reason = "H200 re-run booked", reason-zh = "已预约 H200 重跑" }\n',
         )
     )
+
+
+def test_pending_snippet_builds_and_says_so_with_its_figures(project_copy, tmp_path):
+    path = "snippets/block-programming/constexpr_recompile.py"  # GPU only: no CPU record to redo
+    snippet = project_copy / path
+    snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
+    add_pending(project_copy, path)
     proc = build_site(project_copy, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
-    html = (tmp_path / "out/block-programming/index.html").read_text(encoding="utf-8")
-    assert 'data-state="pending"' in html and "GPU run pending: H200 re-run booked" in html
-    zh = (tmp_path / "out/zh/block-programming/index.html").read_text(encoding="utf-8")
-    assert "等待 GPU 重新验证：H200 re-run booked" in zh
+    page = "block-programming/index.html"
+    en = parse(tmp_path / "out" / page)
+    zh = parse(tmp_path / "out/zh" / page)
+    for parsed, reason, stale in (
+        (en, "H200 re-run booked", "the snippet changed since this run"),
+        (zh, "已预约 H200 重跑", "此后代码片段已修改"),
+    ):
+        badge = next(b for b in parsed.badges if b["snippet"] == path)
+        gpu = next(s for s in badge["states"] if s["platform"] != records.CPU)
+        assert gpu["state"] == "pending" and reason in gpu["text"]
+        figure = next(q for q in parsed.quotes if q.get("data-snippet") == path)
+        assert figure["data-state"] == "pending"
+        assert stale in parsed.cards[figure["card"]]
+
+
+@pytest.mark.slow
+def test_pending_path_passes_ci_as_the_readme_says(project_copy):
+    """README: edit a GPU snippet, list it under [pending], re-execute the notebooks: CI passes."""
+    import subprocess
+    import sys
+
+    path = "snippets/block-programming/constexpr_recompile.py"
+    snippet = project_copy / path
+    snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
+    add_pending(project_copy, path)
+    subprocess.run(["git", "init", "-q"], cwd=project_copy, check=True)  # a clone, as CI has
+    subprocess.run(["git", "add", "-A"], cwd=project_copy, check=True)
+    subprocess.run(
+        [sys.executable, "scripts/execute_notebooks.py"], cwd=project_copy, check=True, timeout=600
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+         "tests/test_locks.py", "tests/test_notebooks.py",
+         "tests/test_site.py::test_every_badge_shows_each_platforms_state_from_the_records"],
+        cwd=project_copy, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_site_builds_with_properdocs(tmp_path):
+    """The maintained MkDocs 1.x fork builds the same site strictly: the fallback is proven."""
+    proc = build_site(REPO, tmp_path / "site", command=("properdocs",))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    html = (tmp_path / "site/block-programming/index.html").read_text("utf-8")
+    assert "ProperDocs" in html and 'class="snippet-status"' in html
+    assert (tmp_path / "site/zh/block-programming/index.html").is_file()

@@ -1,4 +1,5 @@
-"""Every snippet keeps the contract, and every snippet CI may run passes on this CPU."""
+"""Every snippet keeps the contract; every snippet CI may run passes on this CPU under each lock;
+what a page quotes of a snippet's output is what the snippet prints."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 
 import pytest
 import snippet_records as records
+from conftest import CURRENT, LOCKS, REPO, markdown_pages, page_source_of
 
 SNIPPETS = records.list_snippets()
 
@@ -20,52 +22,141 @@ def test_there_are_snippets():
 def test_snippet_declares_its_needs(path):
     needs = records.read_snippet_needs(path)
     assert needs.runs_on_gpu or needs.runs_on_cpu
+    for lock in LOCKS:  # every lock pins every package a snippet names
+        assert lock.pins(needs.dependencies)
 
 
 @pytest.mark.parametrize("path", SNIPPETS)
-def test_snippet_runs_on_cpu(path):
-    """Run the file in its own process, as a reader would, on the CPU."""
+def test_snippet_folder_is_named_after_its_page(path):
+    """snippets/<page>/x.py serves docs/<lang>/<page>/index.md (or <page>.md), in both languages."""
+    folder = path.split("/")[1]
+    pages = [p for p in (f"{folder}/index.md", f"{folder}.md") if p in markdown_pages("en")]
+    assert pages, f"{path}: no page docs/en/{folder}/index.md or docs/en/{folder}.md"
+    for lang in ("en", "zh"):
+        assert path in page_source_of(lang, pages[0]).snippet_files, (
+            f"{path} is not shown on docs/{lang}/{pages[0]}, the page its folder names"
+        )
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+@pytest.mark.parametrize("path", SNIPPETS)
+def test_snippet_runs_on_cpu(path, lock, cpu_runs):
+    """Run the file in its own process, as a reader would, on the CPU, with the lock's versions."""
     needs = records.read_snippet_needs(path)
     if needs.cpu_skip:
-        pytest.skip(f"GPU only: {needs.cpu_skip}")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["CUDA_VISIBLE_DEVICES"] = ""  # a GPU on the test machine must not change the result
-    if needs.cpu_interpreter:
-        env["TRITON_INTERPRET"] = "1"
-    proc = subprocess.run(
-        [sys.executable, path],
-        cwd=records.REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=needs.timeout_s,
+        pytest.skip(f"not on a CPU: {needs.cpu_skip}")
+    proc = cpu_runs.run(lock, path)
+    assert proc.returncode == 0, f"{path} failed on CPU ({lock.id}):\n{proc.stdout}\n{proc.stderr}"
+    records.parse_figures(proc.stdout)  # each figures line parses, as the runner reads it
+
+
+def quoted_outputs() -> list[tuple[str, str]]:
+    """(snippet, label) of every output a page quotes, in either language."""
+    found = set()
+    for lang in ("en", "zh"):
+        for page in markdown_pages(lang):
+            for token in page_source_of(lang, page).tokens:
+                if token.name == "output":
+                    found.add(token.args)
+                elif token.name == "output_block":
+                    found.update({(token.args[0], token.args[1]), (token.args[0], token.args[2])})
+    return sorted(found)
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+@pytest.mark.parametrize("path, label", quoted_outputs())
+def test_quoted_output_is_what_the_snippet_prints(path, label, lock, cpu_runs):
+    """The line a page shows comes from a record; on a CPU, the snippet prints that line today."""
+    states = records.lock_states(lock).of(path)
+    needs = records.read_snippet_needs(path)
+    try:
+        source = records.quote_source(states, label=label)
+    except LookupError:
+        if lock.devices or not needs.runs_on_gpu:
+            raise
+        pytest.skip(f"printed only on a GPU, and no GPU verifies {lock.id}: the page says so")
+    quoted = records.find_output(source.entry, label)
+    assert source.state.verified, f"{path}: the quoted record is {source.state.name}"
+    cpu_entry = states[records.CPU].entry
+    printed_on_cpu = cpu_entry is not None and any(
+        line.startswith(label) for line in cpu_entry["stdout"]
     )
-    assert proc.returncode == 0, f"{path} failed on CPU:\n{proc.stdout}\n{proc.stderr}"
-    # each figures line must parse: the GPU runner records them the same way
-    records.parse_figures(proc.stdout)
+    if needs.cpu_skip:
+        pytest.skip(f"not on a CPU ({needs.cpu_skip}): the GPU record is the only source")
+    proc = cpu_runs.run(lock, path)
+    printed = [line.rstrip() for line in proc.stdout.splitlines() if line.startswith(label)]
+    if source.platform != records.CPU and not printed_on_cpu:  # a line only a GPU run prints
+        assert printed == [], f"{path} prints {printed} on a CPU, but its CPU record does not"
+        return
+    assert printed == [quoted], (
+        f"{path} on {lock.id}: the page quotes {quoted!r} (from the {source.platform} record), "
+        f"the snippet prints {printed!r} on this CPU"
+    )
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+def test_cpu_record_matches_the_files(lock):
+    """The committed CPU record speaks for every snippet file as it is now."""
+    states = records.lock_states(lock)
+    assert states.records[records.CPU] is not None, f"locks/{lock.id}.cpu.json is missing"
+    stale = [
+        f"{s.path}: {s.state.name}"
+        for by in states.states.values()
+        for p, s in by.items()
+        if p == records.CPU and s.state.blocks_ci
+    ]
+    assert not stale, (
+        f"the CPU record of {lock.id} is behind: {stale}. Run `make records-cpu` and commit "
+        f"locks/{lock.id}.cpu.json"
+    )
 
 
 def test_interpreted_snippet_fails_loudly_on_wrong_numbers(tmp_path):
     """The CPU run catches a kernel that computes the wrong thing (exit code, not a print)."""
-    source = (records.REPO_ROOT / "snippets/block_programming/vector_add.py").read_text()
+    source = (REPO / "snippets/block-programming/vector_add.py").read_text()
     broken = source.replace(
         "tl.store(out_ptr + offsets, x + y, mask=mask)",
         "tl.store(out_ptr + offsets, x - y, mask=mask)",
     )
     assert broken != source
-    script = tmp_path / "vector_add_broken.py"
-    script.write_text(broken)
-    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
-    proc = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300
-    )
+    proc = run_interpreted(tmp_path, broken)
     assert proc.returncode != 0
     assert "Mismatched elements" in proc.stderr
 
 
+@pytest.mark.parametrize(
+    "snippet, correct, off_by_one",
+    [
+        ("vector_add.py", "mask = offsets < n_elements", "mask = offsets <= n_elements"),
+        ("transpose_2d.py", "(offs_m[:, None] < M)", "(offs_m[:, None] <= M)"),
+    ],
+)
+def test_a_write_past_the_end_is_caught_by_the_snippets_own_check(
+    tmp_path, snippet, correct, off_by_one
+):
+    """An off-by-one mask writes one element too many: the guard around the output sees it."""
+    source = (REPO / "snippets/block-programming" / snippet).read_text()
+    assert correct in source
+    proc = run_interpreted(tmp_path, source.replace(correct, off_by_one))
+    assert proc.returncode != 0
+    assert "wrote outside" in proc.stderr, proc.stderr[-2000:]
+
+
+def run_interpreted(tmp_path, source: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "snippet.py"
+    script.write_text(source)
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    return subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+# ----------------------------------------------------------------------------- the contract
+
 HEADER = """\
 # /// script
 # requires-python = ">=3.10"
+# dependencies = ["torch", "triton"]
 #
 # [tool.snippet]
 {body}
@@ -74,8 +165,8 @@ print("hello")
 """
 
 
-def needs_of(body: str) -> records.SnippetNeeds:
-    text = HEADER.format(body="\n".join("# " + line for line in body.strip().splitlines()))
+def needs_of(body: str, header: str = HEADER) -> records.SnippetNeeds:
+    text = header.format(body="\n".join("# " + line for line in body.strip().splitlines()))
     return records.parse_snippet_needs(text, "snippets/x.py")
 
 
@@ -87,15 +178,17 @@ def test_contract_reads_gpu_and_interpreter():
         True,
         None,
     )
+    assert needs.dependencies == ("torch", "triton")
 
 
-def test_contract_reads_skip_reasons():
+def test_contract_reads_skip_reasons_in_both_languages():
     needs = needs_of(
-        'gpu = { skip = "interpreter claim", skip-zh = "解释器论断" }\n'
+        'gpu = { skip = "interpreter claim", skip-zh = "解释器断言" }\n'
         "cpu = { interpreter = false }"
     )
     assert needs.gpu_skip == "interpreter claim" and not needs.runs_on_gpu
-    assert needs.skip_zh == {"gpu": "解释器论断"}
+    assert needs.skip_reason("nvidia-h200", "zh") == "解释器断言"
+    assert needs.skip_reason("nvidia-h200", "en") == "interpreter claim"
     assert needs.runs_on_cpu and not needs.cpu_interpreter
 
 
@@ -119,6 +212,20 @@ def test_contract_rejects_malformed_needs(body, message):
         needs_of(body)
 
 
+def test_contract_rejects_pinned_dependencies():
+    header = HEADER.replace('["torch", "triton"]', '["torch==2.11.0"]')
+    with pytest.raises(records.SnippetContractError, match="without versions"):
+        needs_of('gpu = { min-cc = "8.0" }\ncpu = { interpreter = true }', header)
+
+
 def test_contract_needs_exactly_one_block():
     with pytest.raises(records.SnippetContractError, match="exactly one"):
         records.parse_snippet_needs('print("no metadata")\n', "snippets/x.py")
+
+
+def test_the_current_lock_runs_in_this_python():
+    import torch
+    import triton
+
+    assert torch.__version__.split("+")[0] == CURRENT.torch
+    assert triton.__version__ == CURRENT.triton
