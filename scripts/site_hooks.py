@@ -540,8 +540,9 @@ def inline_svg(lang: str, path: str) -> str:
     if not file.is_file() or file.suffix != ".svg":
         raise PluginError(f"svg(...) takes an .svg file under docs/, not {path!r}")
     svg = file.read_text(encoding="utf-8")
-    svg = re.sub(r"<\?xml[^>]*\?>\s*", "", svg)
-    return svg.strip()
+    svg = re.sub(r"<\?xml[^>]*\?>|<!--.*?-->", "", svg, flags=re.S)
+    # one line: Markdown must not put a <br> or <p> inside it (which ends SVG content in HTML)
+    return re.sub(r">\s+<", "><", " ".join(svg.split()))
 
 
 # ----------------------------------------------------------------------------- dispatch
