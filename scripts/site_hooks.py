@@ -44,6 +44,8 @@ TEXT = {
             "of date."
         ),
         "table": ("Snippet", "CPU", "GPU"),
+        "legend": ("State", "What the badge says", "CI fails"),
+        "yes_no": ("yes", "no"),
         "cards": "ID cards of the figures on this page",
         "card": "ID card",
         "card_back": "back to the text",
@@ -63,12 +65,16 @@ TEXT = {
         "compile": {"included": "compile time included", "excluded": "compile time excluded"},
         "reference": "against {reference}",
         "unmeasured": "not measured for this lock (no GPU run)",
+        "lock_column": "Lock",
+        "printed_column": "What the claim printed",
     },
     "zh": {
         "complete": "完整可运行文件",
         "lock": "{title}，审阅于 {reviewed}，下次审阅 {next_review}",
         "stale": "本锁定版本应在 {next_review} 重新审阅，已经过期：其中的版本和记录可能已经过时。",
         "table": ("代码片段", "CPU", "GPU"),
+        "legend": ("状态", "徽标上的说法", "CI 失败"),
+        "yes_no": ("是", "否"),
         "cards": "本页数字的身份证",
         "card": "身份证",
         "card_back": "回到正文",
@@ -88,6 +94,8 @@ TEXT = {
         "compile": {"included": "含编译时间", "excluded": "不含编译时间"},
         "reference": "对照 {reference}",
         "unmeasured": "本锁定版本未测（没有 GPU 运行）",
+        "lock_column": "锁定版本",
+        "printed_column": "断言文件的输出",
     },
 }
 
@@ -480,9 +488,15 @@ def lock_value(lang: str, key: str) -> str:
 
 
 def install_commands(lang: str) -> str:
-    """The commands to set up the lock's environment and run a snippet (a generated block)."""
+    """Setting up the lock's environment and running a file: with pip, or with uv, which reads
+    the pins from the copied file's PEP 723 block (a generated block, not typed)."""
     lock = build_state().lock
     pins = " ".join(lock.pins(list(lock.packages)))
+    comment = (
+        "# 或者：用 uv 按文件头里的版本自动装好环境再运行"
+        if lang == "zh"
+        else "# or: uv sets up the versions pinned in the file's header, then runs it"
+    )
     return "\n".join(
         [
             "``` bash",
@@ -490,6 +504,8 @@ def install_commands(lang: str) -> str:
             f"pip install {pins}",
             "python vector_add.py                     # NVIDIA GPU, CC 8.0+",
             "TRITON_INTERPRET=1 python vector_add.py  # CPU, no GPU needed",
+            comment,
+            "TRITON_INTERPRET=1 uv run vector_add.py",
             "```",
         ]
     )
@@ -515,22 +531,68 @@ def run_summary(lang: str) -> str:
     )
 
 
-def state_cell(lang: str, s: records.SnippetState) -> str:
-    needs = records.read_snippet_needs(s.path)
-    text = html.escape(records.state_text(s, lang, needs))
-    icon = f'<span aria-hidden="true">{s.state.icon}</span>'
-    return f'<span data-state="{s.state.name}">{icon} {text}</span>'
-
-
-def verification_table(lang: str) -> str:
-    head = TEXT[lang]["table"]
+def state_legend(lang: str) -> str:
+    """The state vocabulary (records.STATES) as a table: icon, words, and whether CI fails."""
+    head = TEXT[lang]["legend"]
+    yes, no = TEXT[lang]["yes_no"]
     rows = [f"| {head[0]} | {head[1]} | {head[2]} |", "| --- | --- | --- |"]
-    for path, states in build_state().states.states.items():
-        cells = [
-            "<br>".join(state_cell(lang, s) for s in ss)
-            for ss in ([states[records.CPU]], [s for p, s in states.items() if p != records.CPU])
-        ]
-        rows.append(f"| `{path}` | {cells[0]} | {cells[1]} |")
+    for state in records.STATES.values():
+        rows.append(
+            f'| <span aria-hidden="true">{state.icon}</span> {state.short(lang)} '
+            f"| {html.escape(getattr(state, lang).replace('{', '‹').replace('}', '›'))} "
+            f"| {yes if state.blocks_ci else no} |"
+        )
+    return "\n".join(rows)
+
+
+def verification_matrix(lang: str) -> str:
+    """Every snippet × every lock × {CPU, GPU}: each cell a state and the date of its run."""
+    locks = [lock for lock in records.all_locks() if lock.status != "retired"]
+    all_states = {lock.id: records.lock_states(lock) for lock in locks}
+    head = [TEXT[lang]["table"][0]]
+    for lock in locks:
+        head += [f"{lock.title}<br>CPU", f"{lock.title}<br>GPU"]
+    rows = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for path in records.list_snippets():
+        cells = [f"`{path.removeprefix('snippets/')}`"]
+        for lock in locks:
+            by = all_states[lock.id].of(path)
+            for kind in ("cpu", "gpu"):
+                ss = [s for p, s in by.items() if (p == records.CPU) == (kind == "cpu")]
+                cells.append("<br>".join(matrix_cell(lang, s) for s in ss))
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def matrix_cell(lang: str, s: records.SnippetState) -> str:
+    date = (s.entry or {}).get("date", "") if s.state.name not in ("not-here", "no-gpu") else ""
+    device = "" if s.platform in (records.CPU, records.ANY_GPU) else f"{_tag(s)}: "
+    words = f"{device}{s.state.short(lang)}" + (f" · {date}" if date else "")
+    return (
+        f'<span data-state="{s.state.name}" data-platform="{s.platform}">'
+        f'<span aria-hidden="true">{s.state.icon}</span> {html.escape(words)}</span>'
+    )
+
+
+def lock_history(lang: str, cards: PageCards, path: str, label: str) -> str:
+    """What a claim printed under every lock, newest first: each version's truth side by side."""
+    head = (TEXT[lang]["lock_column"], TEXT[lang]["printed_column"])
+    rows = [f"| {head[0]} | {head[1]} |", "| --- | --- |"]
+    for lock in records.all_locks():
+        if lock.status == "retired":
+            continue
+        try:
+            s = records.quote_source(records.lock_states(lock).of(path), label=label)
+        except LookupError as exc:
+            raise PluginError(f"lock_history: lock {lock.id}: {exc}") from exc
+        line = records.find_output(s.entry, label)
+        number = cards.add(
+            _record_card(lang, s, [TEXT[lang]["printed"].format(file=Path(path).name)])
+        )
+        rows.append(
+            f"| {html.escape(lock.title)} | <code>{html.escape(line)}</code>"
+            f"{_card_link(lang, number, _tag(s))} |"
+        )
     return "\n".join(rows)
 
 
@@ -553,7 +615,9 @@ TOKENS = {
     "lock": (lambda lang, cards, key: lock_value(lang, key), 1),
     "install_commands": (lambda lang, cards: install_commands(lang), 0),
     "run_summary": (lambda lang, cards: run_summary(lang), 0),
-    "verification_table": (lambda lang, cards: verification_table(lang), 0),
+    "state_legend": (lambda lang, cards: state_legend(lang), 0),
+    "verification_matrix": (lambda lang, cards: verification_matrix(lang), 0),
+    "lock_history": (lock_history, 2),
     "figure": (render_figure, 2),
     "output": (render_output, 2),
     "output_block": (render_output_block, 3),

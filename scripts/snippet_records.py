@@ -532,8 +532,13 @@ class State:
     icon: str
     verified: bool  # the record speaks for the file as it is now
     blocks_ci: bool  # CI fails while a snippet is in this state
-    en: str
+    en: str  # the badge's sentence
     zh: str
+    short_en: str = ""  # a table cell's words
+    short_zh: str = ""
+
+    def short(self, lang: str) -> str:
+        return self.short_zh if lang == "zh" else self.short_en
 
 
 STATES: dict[str, State] = {
@@ -546,6 +551,8 @@ STATES: dict[str, State] = {
             False,
             "verified on {device} · {versions} · {date}",
             "已在 {device} 上验证 · {versions} · {date}",
+            short_en="verified",
+            short_zh="已验证",
         ),
         State(
             "changed",
@@ -554,6 +561,8 @@ STATES: dict[str, State] = {
             True,
             "changed since its run on {device} ({date}): not verified",
             "在 {device} 上运行（{date}）之后已修改：未经验证",
+            short_en="changed since its run",
+            short_zh="运行后已修改",
         ),
         State(
             "pending",
@@ -562,6 +571,8 @@ STATES: dict[str, State] = {
             False,
             "{device} run pending: {reason}",
             "等待在 {device} 上重新运行：{reason}",
+            short_en="re-run pending",
+            short_zh="待重新运行",
         ),
         State(
             "failed",
@@ -570,6 +581,8 @@ STATES: dict[str, State] = {
             True,
             "failed on {device} ({date}): {reason}",
             "在 {device} 上失败（{date}）：{reason}",
+            short_en="failed",
+            short_zh="失败",
         ),
         State(
             "skipped",
@@ -578,8 +591,19 @@ STATES: dict[str, State] = {
             True,
             "skipped on {device} ({date}): {reason}",
             "在 {device} 上被跳过（{date}）：{reason}",
+            short_en="skipped by the runner",
+            short_zh="被运行器跳过",
         ),
-        State("not-run", "?", False, True, "not run on {device} yet", "尚未在 {device} 上运行"),
+        State(
+            "not-run",
+            "?",
+            False,
+            True,
+            "not run on {device} yet",
+            "尚未在 {device} 上运行",
+            short_en="not run",
+            short_zh="未运行",
+        ),
         State(
             "no-record",
             "?",
@@ -587,6 +611,8 @@ STATES: dict[str, State] = {
             True,
             "no {device} record for this lock",
             "本锁定版本没有 {device} 的记录",
+            short_en="no record",
+            short_zh="没有记录",
         ),
         State(
             "not-here",
@@ -595,6 +621,8 @@ STATES: dict[str, State] = {
             False,
             "not run on {device}: {reason}",
             "不在 {device} 上运行：{reason}",
+            short_en="never runs here",
+            short_zh="不在此运行",
         ),
         State(
             "no-gpu",
@@ -603,6 +631,8 @@ STATES: dict[str, State] = {
             False,
             "not verified on a GPU for this lock: {reason}",
             "本锁定版本未经 GPU 验证：{reason}",
+            short_en="no GPU for this lock",
+            short_zh="本锁定版本无 GPU",
         ),
     )
 }
