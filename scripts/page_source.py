@@ -66,11 +66,15 @@ class Fence:
 
     @property
     def snippet_files(self) -> list[str]:
-        """Snippet files this block includes (each once, in order); empty when none."""
+        """Runnable snippet files (.py) this block includes, each once, in order; empty when none.
+
+        A block may also include a data file a snippet uses (a .cpp, a pyproject.toml): it is
+        shown as it is, without a badge of its own; the snippet that uses it carries the badge.
+        """
         files: list[str] = []
         for target in self.include_targets or []:
             path = split_target(target)[0]
-            if path.startswith(SNIPPETS_PREFIX) and path not in files:
+            if path.startswith(SNIPPETS_PREFIX) and path.endswith(".py") and path not in files:
                 files.append(path)
         return files
 

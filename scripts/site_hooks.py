@@ -12,8 +12,10 @@ The rule it enforces: nothing on a page is typed by hand that a record or a lock
 * A snippet whose state blocks CI (changed, failed, not run...) is a build warning, so
   ``mkdocs build --strict`` fails; a lock past its review date gets a red banner on every page.
 
-Build another lock's site with ``DOCS_LOCK=<lock id> mkdocs build``. The workarounds for other
-packages live in scripts/upstream_fixes.py.
+Build another lock's site with ``DOCS_LOCK=<lock id> mkdocs build``. ``DOCS_DRAFT=1`` previews a
+page whose snippets have no records yet: a missing figure or output shows as a marked gap and
+unverified snippets are not warnings (never set in CI: the tests build without it). The
+workarounds for other packages live in scripts/upstream_fixes.py.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class BuildState:
     lock: records.Lock
     states: records.LockStates
     today: dt.date
+    draft: bool = False
 
 
 @dataclass
@@ -139,9 +142,10 @@ def on_config(config):
     except (records.LockError, records.SnippetContractError, FileNotFoundError) as exc:
         raise PluginError(str(exc)) from exc
     today = dt.date.fromisoformat(os.environ.get("DOCS_TODAY") or dt.date.today().isoformat())
-    STATE = BuildState(lock, states, today)
+    draft = os.environ.get("DOCS_DRAFT") == "1"
+    STATE = BuildState(lock, states, today, draft)
     for s in states.blocking():
-        log.warning(
+        (log.info if draft else log.warning)(
             f"{s.path} is {s.state.name} on lock {lock.id} / {s.platform}. "
             + (
                 "Run `make records-cpu` and commit the record."
@@ -641,7 +645,10 @@ def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
             return function(lang, cards, *args)
         except Unmeasured:
             return unmeasured_html(lang, args[0])
-        except (LookupError, records.LockError) as exc:
+        except (LookupError, records.LockError, PluginError) as exc:
+            if build_state().draft:
+                log.info(f"draft: {m.group(0)}: {exc}")
+                return f'<mark class="record-draft">draft: {html.escape(m.group(0))}</mark>'
             raise PluginError(f"{m.group(0)}: {exc}") from exc
 
     return page_source.TOKEN.sub(replace, markdown)

@@ -12,6 +12,7 @@ machine's bare Python.
       # [tool.snippet]
       # gpu = { min-cc = "8.0" }          # or: gpu = { skip = "why never on a GPU", ... }
       # cpu = { interpreter = true }      # or: cpu = { skip = "why never on a CPU", ... }
+      # files = ["pkg/setup.py"]          # optional: data files it uses, bound into its hash
       # ///
 
   ``cpu = { interpreter = false }`` means it runs on a plain CPU without TRITON_INTERPRET.
@@ -160,6 +161,7 @@ class SnippetNeeds:
     cpu_interpreter: bool  # run on CPU with TRITON_INTERPRET=1
     cpu_skip: str | None  # set when CI cannot run it on a CPU, with the reason
     dependencies: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()  # data files it uses (a .cpp, a pyproject.toml), repo-relative
     timeout_s: int = 600
     skip_zh: dict[str, str] = field(default_factory=dict)  # "gpu"/"cpu" -> reason in Chinese
 
@@ -193,6 +195,16 @@ def list_snippets() -> list[str]:
 
 def file_sha256(path: Path | str) -> str:
     return hashlib.sha256((REPO_ROOT / path).read_bytes()).hexdigest()
+
+
+def snippet_sha256(needs: SnippetNeeds) -> str:
+    """What a record binds a run to: the snippet file, and the data files it declares, if any."""
+    if not needs.files:
+        return file_sha256(needs.path)
+    digest = hashlib.sha256()
+    for rel in (needs.path, *needs.files):
+        digest.update(rel.encode() + b"\0" + (REPO_ROOT / rel).read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def script_metadata_block(text: str, where: str) -> re.Match:
@@ -249,7 +261,7 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     table = meta.get("tool", {}).get("snippet")
     if not isinstance(table, dict):
         raise SnippetContractError(f"{rel}: metadata block has no [tool.snippet] table")
-    unknown = set(table) - {"gpu", "cpu", "timeout"}
+    unknown = set(table) - {"gpu", "cpu", "timeout", "files"}
     if unknown:
         raise SnippetContractError(f"{rel}: unknown [tool.snippet] keys {sorted(unknown)}")
     for key in ("gpu", "cpu"):
@@ -268,6 +280,14 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     timeout = table.get("timeout", 600)
     if not isinstance(timeout, int) or timeout <= 0:
         raise SnippetContractError(f"{rel}: timeout must be a positive number of seconds")
+    files = table.get("files", [])
+    folder = rel.rsplit("/", 1)[0]
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        raise SnippetContractError(f"{rel}: files lists the data files it uses, relative to it")
+    files = [f"{folder}/{f}" for f in files]
+    missing = [f for f in files if not (REPO_ROOT / f).is_file()]
+    if missing:
+        raise SnippetContractError(f"{rel}: declared files do not exist: {missing}")
     deps = meta.get("dependencies", [])
     if not isinstance(deps, list) or not all(
         isinstance(d, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", d) for d in deps
@@ -282,6 +302,7 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
         cpu_interpreter=bool(cpu.get("interpreter", False)),
         cpu_skip=cpu.get("skip"),
         dependencies=tuple(deps),
+        files=tuple(files),
         timeout_s=timeout,
         skip_zh={k: t["skip-zh"] for k, t in (("gpu", gpu), ("cpu", cpu)) if "skip-zh" in t},
     )
@@ -672,7 +693,7 @@ def snippet_state(
         name, reason = "no-record", None
     elif entry is None:
         name, reason = "not-run", None
-    elif entry["sha256"] != file_sha256(needs.path):
+    elif entry["sha256"] != snippet_sha256(needs):
         name, reason = "changed", None
     elif entry["status"] == "passed":
         return state("verified")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import fcntl
 import json
 import os
 import platform
@@ -119,7 +120,7 @@ def run_snippet(needs: records.SnippetNeeds, cpu: bool, device_cc: str | None) -
     """Run one snippet; return its record row."""
     row = {
         "path": needs.path,
-        "sha256": records.file_sha256(needs.path),
+        "sha256": records.snippet_sha256(needs),
         "date": dt.datetime.now(dt.timezone.utc).date().isoformat(),
         "mode": ("interpreter" if needs.cpu_interpreter else "plain") if cpu else "native",
         "figures": {},
@@ -241,33 +242,35 @@ def main(argv: list[str] | None = None) -> int:
         rows = list(pool.map(one, all_needs))
     print_table(rows)
 
-    previous = records.load_record(lock.id, platform_name) if args.only else None
-    if previous:
-        ran = {r["path"] for r in rows}
-        kept = [
-            e
-            for e in previous["snippets"]
-            if e["path"] not in ran and e["path"] in records.list_snippets()
-        ]
-        rows = sorted(kept + rows, key=lambda r: r["path"])
-    record = {
-        "schema": records.RECORD_SCHEMA,
-        "lock": lock.id,
-        "platform": platform_name,
-        "date": started.date().isoformat(),
-        "started": started.isoformat(timespec="seconds"),
-        "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "device": device,
-        "versions": versions,
-        "runner": "scripts/verify_snippets.py"
-        + (" --cpu" if args.cpu else "")
-        + "".join(f" --only {o}" for o in args.only),
-        "snippets": rows,
-    }
-    records.validate_record(record)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     out = args.out_dir / records.record_path(lock.id, platform_name).name
-    out.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    with open(args.out_dir / f".{out.name}.lock", "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)  # several --only runs at once merge, one at a time
+        previous = records.load_record(lock.id, platform_name) if args.only else None
+        if previous:
+            ran = {r["path"] for r in rows}
+            kept = [
+                e
+                for e in previous["snippets"]
+                if e["path"] not in ran and e["path"] in records.list_snippets()
+            ]
+            rows = sorted(kept + rows, key=lambda r: r["path"])
+        record = {
+            "schema": records.RECORD_SCHEMA,
+            "lock": lock.id,
+            "platform": platform_name,
+            "date": started.date().isoformat(),
+            "started": started.isoformat(timespec="seconds"),
+            "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "device": device,
+            "versions": versions,
+            "runner": "scripts/verify_snippets.py"
+            + (" --cpu" if args.cpu else "")
+            + "".join(f" --only {o}" for o in args.only),
+            "snippets": rows,
+        }
+        records.validate_record(record)
+        out.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwrote {out}")
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 

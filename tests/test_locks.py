@@ -135,7 +135,7 @@ def test_lock_pending_reasons_in_both_languages():
 def record_with(platform: str = "nvidia-h200", path: str = SNIPPET, **entry_changes) -> dict:
     entry = {
         "path": path,
-        "sha256": records.file_sha256(path),
+        "sha256": records.snippet_sha256(records.read_snippet_needs(path)),
         "status": "passed",
         "seconds": 1.0,
         "date": "2026-01-01",

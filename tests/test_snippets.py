@@ -26,6 +26,24 @@ def test_snippet_declares_its_needs(path):
         assert lock.pins(needs.dependencies)
 
 
+def test_every_data_file_belongs_to_a_snippet():
+    """A non-Python file under snippets/ is declared by a snippet (files = [...]), so a change
+    to it makes that snippet's record stale."""
+    declared = {f for p in SNIPPETS for f in records.read_snippet_needs(p).files}
+    data = {
+        records.relative_path(p)
+        for p in records.SNIPPETS_DIR.rglob("*")
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    }
+    assert data <= declared, f"not declared by any snippet: {sorted(data - declared)}"
+
+
+def test_a_declared_data_file_is_part_of_the_snippets_hash(tmp_path):
+    needs = records.read_snippet_needs("snippets/block-programming/vector_add.py")
+    with_file = records.SnippetNeeds(**{**needs.__dict__, "files": ("README.md",)})
+    assert records.snippet_sha256(with_file) != records.snippet_sha256(needs)
+
+
 @pytest.mark.parametrize("path", SNIPPETS)
 def test_snippet_folder_is_named_after_its_page(path):
     """snippets/<page>/x.py serves docs/<lang>/<page>/index.md (or <page>.md), in both languages."""
