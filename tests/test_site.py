@@ -25,6 +25,7 @@ from conftest import (
     doc_pages,
     markdown_pages,
     page_source_of,
+    quiet_env,
 )
 
 PAGES = markdown_pages("en")
@@ -513,3 +514,25 @@ def test_site_builds_with_properdocs(tmp_path):
     html = (tmp_path / "site/block-programming/index.html").read_text("utf-8")
     assert "ProperDocs" in html and 'class="snippet-status"' in html
     assert (tmp_path / "site/zh/block-programming/index.html").is_file()
+
+
+def test_a_lock_past_its_review_date_shows_red_on_every_page(tmp_path):
+    """The audit fails CI (tests/test_locks.py); the site itself says so too, in each language."""
+    late = CURRENT.next_review.replace(year=CURRENT.next_review.year + 1).isoformat()
+    proc = build_site(REPO, tmp_path / "site", env=quiet_env(DOCS_TODAY=late))
+    assert proc.returncode == 0, proc.stderr
+    for lang, words in (("en", "was due for review on"), ("zh", "应在")):
+        for page in doc_pages(lang):
+            html = built_page(tmp_path / "site", lang, page).read_text(encoding="utf-8")
+            banner = re.search(
+                r'<div class="lock-stale" role="alert">\s*(.*?)\s*</div>', html, re.S
+            )
+            assert (
+                banner and words in banner.group(1) and str(CURRENT.next_review) in banner.group(1)
+            )
+
+
+def test_a_lock_within_its_review_date_shows_no_banner(site_dir):
+    for lang in LANGUAGES:
+        html = built_page(site_dir, lang, "index.md").read_text(encoding="utf-8")
+        assert 'class="lock-stale"' not in html
