@@ -74,9 +74,14 @@ class Fence:
         files: list[str] = []
         for target in self.include_targets or []:
             path = split_target(target)[0]
-            if path.startswith(SNIPPETS_PREFIX) and path.endswith(".py") and path not in files:
+            if is_snippet(path) and path not in files:
                 files.append(path)
         return files
+
+
+def is_snippet(path: str) -> bool:
+    """snippets/<page>/<name>.py is a runnable snippet; anything else under snippets/ is data."""
+    return bool(re.fullmatch(r"snippets/[^/]+/[^/]+\.py", path))
 
 
 def split_target(target: str) -> tuple[str, str]:

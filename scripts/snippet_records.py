@@ -189,8 +189,10 @@ def relative_path(path: Path | str) -> str:
 
 
 def list_snippets() -> list[str]:
-    """Every runnable snippet, as repository-relative paths, sorted."""
-    return sorted(relative_path(p) for p in SNIPPETS_DIR.rglob("*.py") if p.name != "__init__.py")
+    """Every runnable snippet, as repository-relative paths, sorted: the .py files directly in
+    a page's folder, snippets/<page>/<name>.py. Files deeper down (a package a snippet builds)
+    are data files that a snippet declares (``files = [...]``)."""
+    return sorted(relative_path(p) for p in SNIPPETS_DIR.glob("*/*.py"))
 
 
 def file_sha256(path: Path | str) -> str:

@@ -7,9 +7,11 @@
     python scripts/verify_snippets.py --lock <id>      # a lock other than the current one
 
 Each snippet runs in its own process with an empty Triton cache (so compile times are real).
-On a GPU it runs without TRITON_INTERPRET; with --cpu, no GPU is visible to it and it runs the way
+On a GPU it runs without TRITON_INTERPRET, alone on its GPU: a machine with several GPUs of one
+kind runs one snippet per GPU at once. With --cpu, no GPU is visible to it and it runs the way
 its [tool.snippet] table says. Shows progress, ends with a table, and writes
-locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu"). Exits 1 when a snippet
+locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu") after every snippet, so a run
+stopped part-way (or at --deadline) keeps what it did. Exits 1 when a snippet
 failed, 2 when this machine does not match the lock. Needs only the standard library, torch and
 triton, in the lock's versions.
 """
@@ -26,8 +28,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -105,10 +107,15 @@ def tail(text: str, lines: int = 3) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def snippet_env(needs: records.SnippetNeeds, cpu: bool, cache_dir: str) -> dict[str, str]:
-    """The environment a snippet runs in: how a reader would run it on this platform."""
+def snippet_env(
+    needs: records.SnippetNeeds, cpu: bool, cache_dir: str, gpu: int | None = None
+) -> dict[str, str]:
+    """The environment a snippet runs in: how a reader would run it on this platform (on GPU
+    number ``gpu`` alone, when the machine has several)."""
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITON_DEBUG")}
     env.update(TRITON_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1", PYTHONHASHSEED="0")
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
     if cpu:
         env["CUDA_VISIBLE_DEVICES"] = ""  # a GPU on this machine must not change the result
         if needs.cpu_interpreter:
@@ -116,7 +123,9 @@ def snippet_env(needs: records.SnippetNeeds, cpu: bool, cache_dir: str) -> dict[
     return env
 
 
-def run_snippet(needs: records.SnippetNeeds, cpu: bool, device_cc: str | None) -> dict:
+def run_snippet(
+    needs: records.SnippetNeeds, cpu: bool, device_cc: str | None, gpu: int | None = None
+) -> dict:
     """Run one snippet; return its record row."""
     row = {
         "path": needs.path,
@@ -141,7 +150,7 @@ def run_snippet(needs: records.SnippetNeeds, cpu: bool, device_cc: str | None) -
         proc = subprocess.run(
             [sys.executable, needs.path],
             cwd=records.REPO_ROOT,
-            env=snippet_env(needs, cpu, cache_dir),
+            env=snippet_env(needs, cpu, cache_dir, gpu),
             capture_output=True,
             text=True,
             timeout=needs.timeout_s,
@@ -197,7 +206,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run only snippets whose path contains this text; repeatable",
     )
     parser.add_argument(
-        "--jobs", type=int, default=None, help="snippets run at once (CPU: 2; GPU: always 1)"
+        "--jobs", type=int, default=None, help="CPU: snippets run at once (default 2)"
+    )
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="seconds after which no new snippet starts (the record keeps what ran)",
     )
     parser.add_argument(
         "--out-dir",
@@ -222,57 +237,93 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no snippet matches {args.only}", file=sys.stderr)
         return 2
     all_needs = [records.read_snippet_needs(p) for p in paths]  # fail early on a bad contract
-    jobs = 1 if not args.cpu else (args.jobs or 2)  # GPU timings need the GPU to themselves
+    previous = records.load_record(lock.id, platform_name)
+    last_seconds = {e["path"]: e["seconds"] for e in (previous or {}).get("snippets", [])}
+    all_needs.sort(key=lambda n: -last_seconds.get(n.path, 60.0))  # longest first: even finish
+    if args.cpu:
+        slots: list[int | None] = [None] * (args.jobs or 2)
+    else:  # one snippet per GPU at a time: a timing has its GPU to itself
+        import torch
+
+        slots = list(range(torch.cuda.device_count()))
     started = dt.datetime.now(dt.timezone.utc)
-    done = 0
-
-    def one(needs: records.SnippetNeeds) -> dict:
-        nonlocal done
-        row = run_snippet(needs, args.cpu, device.get("cc"))
-        done += 1
-        print(
-            f"[{done}/{len(all_needs)}] {needs.path}: {row['status']} ({row['seconds']:.1f} s)"
-            + (f" - {row['reason'].splitlines()[-1]}" if row.get("reason") else ""),
-            flush=True,
-        )
-        return row
-
-    print(f"running {len(all_needs)} snippets, {jobs} at a time", flush=True)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        rows = list(pool.map(one, all_needs))
-    print_table(rows)
-
+    clock = time.perf_counter()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     out = args.out_dir / records.record_path(lock.id, platform_name).name
-    with open(args.out_dir / f".{out.name}.lock", "w") as guard:
-        fcntl.flock(guard, fcntl.LOCK_EX)  # several --only runs at once merge, one at a time
-        previous = records.load_record(lock.id, platform_name) if args.only else None
-        if previous:
+    queue = list(all_needs)
+    rows: list[dict] = []
+    skipped_for_time: list[str] = []
+    lock_guard = threading.Lock()
+
+    def write_record() -> None:
+        """Merge the rows so far into the record on disk (after every snippet: a run stopped
+        part-way keeps what it did)."""
+        with open(args.out_dir / f".{out.name}.lock", "w") as guard:
+            fcntl.flock(guard, fcntl.LOCK_EX)  # several runs at once merge, one at a time
+            base = None
+            if out.is_file():
+                base = json.loads(out.read_text(encoding="utf-8"))
+            elif args.only:
+                base = previous
             ran = {r["path"] for r in rows}
             kept = [
                 e
-                for e in previous["snippets"]
-                if e["path"] not in ran and e["path"] in records.list_snippets()
+                for e in (base or {}).get("snippets", [])
+                if e["path"] not in ran
+                and e["path"] in records.list_snippets()
+                and (args.only or out.is_file())
             ]
-            rows = sorted(kept + rows, key=lambda r: r["path"])
-        record = {
-            "schema": records.RECORD_SCHEMA,
-            "lock": lock.id,
-            "platform": platform_name,
-            "date": started.date().isoformat(),
-            "started": started.isoformat(timespec="seconds"),
-            "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "device": device,
-            "versions": versions,
-            "runner": "scripts/verify_snippets.py"
-            + (" --cpu" if args.cpu else "")
-            + "".join(f" --only {o}" for o in args.only),
-            "snippets": rows,
-        }
-        records.validate_record(record)
-        out.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            record = {
+                "schema": records.RECORD_SCHEMA,
+                "lock": lock.id,
+                "platform": platform_name,
+                "date": started.date().isoformat(),
+                "started": started.isoformat(timespec="seconds"),
+                "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                "device": device,
+                "versions": versions,
+                "runner": "scripts/verify_snippets.py"
+                + (" --cpu" if args.cpu else "")
+                + "".join(f" --only {o}" for o in args.only),
+                "snippets": sorted(kept + rows, key=lambda r: r["path"]),
+            }
+            records.validate_record(record)
+            text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+            out.write_text(text, encoding="utf-8")
+
+    def worker(slot: int | None) -> None:
+        while True:
+            with lock_guard:
+                if not queue:
+                    return
+                needs = queue.pop(0)
+                if args.deadline and time.perf_counter() - clock > args.deadline:
+                    skipped_for_time.append(needs.path)
+                    continue
+            row = run_snippet(needs, args.cpu, device.get("cc"), slot)
+            with lock_guard:
+                rows.append(row)
+                write_record()
+                print(
+                    f"[{len(rows)}/{len(all_needs)}] {needs.path}: {row['status']} "
+                    f"({row['seconds']:.1f} s{'' if slot is None else f', GPU {slot}'})"
+                    + (f" - {row['reason'].splitlines()[-1]}" if row.get("reason") else ""),
+                    flush=True,
+                )
+
+    where = f"{len(slots)} at a time" + ("" if args.cpu else f" (one per GPU, {len(slots)} GPUs)")
+    print(f"running {len(all_needs)} snippets, {where}", flush=True)
+    threads = [threading.Thread(target=worker, args=(slot,)) for slot in slots]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    print_table(sorted(rows, key=lambda r: r["path"]))
+    if skipped_for_time:
+        print(f"\nnot started, past the {args.deadline} s deadline (re-run with --only):")
+        print("\n".join(f"  {p}" for p in skipped_for_time))
     print(f"\nwrote {out}")
-    return 1 if any(r["status"] == "failed" for r in rows) else 0
+    return 1 if any(r["status"] == "failed" for r in rows) or skipped_for_time else 0
 
 
 if __name__ == "__main__":
