@@ -246,14 +246,12 @@ def test_id_card_link_reaches_the_card_by_keyboard(page, base_url):
 def axe_violations(page, url: str, scheme: str) -> list[dict]:
     """axe-core (WCAG 2.1 A and AA) on ``url`` in a colour scheme, every <details> open.
 
-    The dark scheme follows the palette's media query: with no palette stored in localStorage,
-    Material picks the palette whose media matches, so emulating the media is enough.
+    The dark scheme follows the palette's media query: with no palette stored in localStorage
+    (each test has a fresh browser context), Material picks the palette whose media matches.
     """
     media, md_scheme = {"light": ("light", "default"), "dark": ("dark", "slate")}[scheme]
-    page.emulate_media(color_scheme=media)
+    page.emulate_media(color_scheme=media)  # a fresh context: no palette stored yet
     page.goto(url)
-    page.evaluate("() => localStorage.clear()")
-    page.reload()
     page.wait_for_load_state("networkidle")
     assert page.locator("body").get_attribute("data-md-color-scheme") == md_scheme
     page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
