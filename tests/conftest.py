@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import page_source
@@ -108,30 +109,63 @@ def lock_python(lock: records.Lock) -> str:
 
 
 class CpuRuns:
-    """Each snippet run once per lock on this CPU, as a reader runs it; results kept for reuse."""
+    """Each snippet run once per lock on this CPU, as a reader runs it, kept for reuse.
+
+    The runs start in the background as soon as the session has collected a test that needs
+    them, as many at a time as the machine has cores, longest first (from the CPU records), so
+    they overlap the builds and the browser tests instead of adding to them.
+    """
 
     def __init__(self) -> None:
-        self._runs: dict[tuple[str, str], subprocess.CompletedProcess] = {}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+        self._runs: dict[tuple[str, str], Future] = {}
 
-    def run(self, lock: records.Lock, path: str) -> subprocess.CompletedProcess:
+    def _submit(self, lock: records.Lock, path: str) -> Future:
         key = (lock.id, path)
         if key not in self._runs:
-            needs = records.read_snippet_needs(path)
-            env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
-            env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
-            if needs.cpu_interpreter:
-                env["TRITON_INTERPRET"] = "1"
-            self._runs[key] = subprocess.run(
-                [lock_python(lock), path],
-                cwd=REPO,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=needs.timeout_s,
-            )
+            self._runs[key] = self._pool.submit(self._run, lock, path)
         return self._runs[key]
+
+    @staticmethod
+    def _run(lock: records.Lock, path: str) -> subprocess.CompletedProcess:
+        needs = records.read_snippet_needs(path)
+        env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
+        env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
+        if needs.cpu_interpreter:
+            env["TRITON_INTERPRET"] = "1"
+        return subprocess.run(
+            [lock_python(lock), path],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=needs.timeout_s,
+        )
+
+    def start_all(self) -> None:
+        """Queue every CPU-runnable snippet under every lock, longest first."""
+        jobs = []
+        for lock in LOCKS:
+            record = records.load_record(lock.id, records.CPU) or {"snippets": []}
+            seconds = {e["path"]: e["seconds"] for e in record["snippets"]}
+            for path in records.list_snippets():
+                if records.read_snippet_needs(path).runs_on_cpu:
+                    jobs.append((-seconds.get(path, 60.0), lock, path))
+        for _, lock, path in sorted(jobs, key=lambda j: j[0]):
+            self._submit(lock, path)
+
+    def run(self, lock: records.Lock, path: str) -> subprocess.CompletedProcess:
+        return self._submit(lock, path).result()
+
+
+CPU_RUNS = CpuRuns()
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if any("cpu_runs" in getattr(item, "fixturenames", ()) for item in items):
+        CPU_RUNS.start_all()
 
 
 @pytest.fixture(scope="session")
 def cpu_runs() -> CpuRuns:
-    return CpuRuns()
+    return CPU_RUNS
