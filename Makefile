@@ -24,19 +24,19 @@ $(UV):
 
 $(DOCS_VENV)/.synced: requirements/docs.txt | $(UV)
 	test -x $(DOCS_VENV)/bin/python || $(UV) venv --quiet --python $(PYTHON) $(DOCS_VENV)
-	$(UV) pip sync --quiet --python $(DOCS_VENV)/bin/python requirements/docs.txt
+	$(UV) pip sync --quiet --compile-bytecode --python $(DOCS_VENV)/bin/python requirements/docs.txt
 	touch $@
 
 $(TEST_VENV)/.synced: requirements/test.txt | $(UV)
 	test -x $(TEST_VENV)/bin/python || $(UV) venv --quiet --python $(PYTHON) $(TEST_VENV)
-	$(UV) pip sync --quiet --python $(TEST_VENV)/bin/python requirements/test.txt
+	$(UV) pip sync --quiet --compile-bytecode --python $(TEST_VENV)/bin/python requirements/test.txt
 	touch $@
 
 # One environment per lock other than the current one (the current lock's is .venv itself):
 # torch, triton and numpy at that lock's pins, to run the snippets on the CPU.
 .venv-locks/%/.synced: requirements/lock-%.txt | $(UV)
 	test -x .venv-locks/$*/bin/python || $(UV) venv --quiet --python $(PYTHON) .venv-locks/$*
-	$(UV) pip sync --quiet --python .venv-locks/$*/bin/python $<
+	$(UV) pip sync --quiet --compile-bytecode --python .venv-locks/$*/bin/python $<
 	touch $@
 
 # axe-core for the accessibility check in the browser test (package-lock.json pins it).

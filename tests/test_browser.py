@@ -132,29 +132,38 @@ def switch_language(page, lang: str) -> None:
     page.wait_for_load_state()
 
 
-@pytest.mark.parametrize("lang, source", PAGES)
-def test_language_switch_lands_on_the_same_page_in_every_version(page, server, lang, source):
-    other = "zh" if lang == "en" else "en"
-    for lock in LOCKS:
-        base = server + lock.mike_version + "/"
-        page.goto(base + page_url(lang, source))
-        switch_language(page, other)
-        assert page.url == base + page_url(other, source)
-        assert page.locator("html").get_attribute("lang") == other
-
-
-@pytest.mark.parametrize("lang, source", PAGES)
-def test_version_selector_lands_on_the_same_page(page, server, lang, source):
-    page.goto(server + CURRENT.mike_version + "/" + page_url(lang, source))
+def switch_version(page, lock) -> None:
     selector = page.locator(".md-version__current")
-    selector.wait_for()
-    assert selector.inner_text() == CURRENT.title
     selector.focus()  # the list opens on focus as on hover
     with page.expect_navigation():
-        page.locator(".md-version__link", has_text=OTHER.title).click()
+        page.locator(".md-version__link", has_text=lock.title).click()
     page.wait_for_load_state()
-    assert page.url == server + OTHER.mike_version + "/" + page_url(lang, source)
-    assert page.locator(".md-version__current").inner_text() == OTHER.title
+
+
+SOURCES = doc_pages("en")  # the same pages in both languages (tests/test_site.py)
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_language_and_version_switchers_land_on_the_same_page(page, server, source):
+    """Both switchers, both ways, in every version: English in the current version -> Chinese
+    -> the next version -> English -> ... -> back to the current version. mike's version
+    selector and the i18n language switcher must keep the page (mkdocs-static-i18n 265)."""
+
+    def url(lock, lang: str) -> str:
+        return server + lock.mike_version + "/" + page_url(lang, source)
+
+    lang, lock = "en", CURRENT
+    page.goto(url(lock, lang))
+    for target in [*(other for other in LOCKS if other.id != CURRENT.id), CURRENT]:
+        lang = "zh" if lang == "en" else "en"
+        switch_language(page, lang)
+        assert page.url == url(lock, lang)
+        assert page.locator("html").get_attribute("lang") == lang
+        assert page.locator(".md-version__current").inner_text() == lock.title
+        switch_version(page, target)
+        lock = target
+        assert page.url == url(lock, lang)
+        assert page.locator(".md-version__current").inner_text() == lock.title
 
 
 def search_for(page, query: str) -> None:
@@ -173,10 +182,13 @@ def search_for(page, query: str) -> None:
 def test_chinese_search_lands_on_the_chinese_page(page, base_url):
     page.goto(base_url + "zh/")
     search_for(page, "掩码")
-    result = page.locator(".md-search-result__item a").first
-    result.wait_for(timeout=15_000)
-    assert "zh/block-programming/" in result.get_attribute("href")
-    result.click()
+    results = page.locator(".md-search-result__item > a")
+    results.first.wait_for(timeout=15_000)
+    hrefs = [a.get_attribute("href") for a in results.all()]
+    assert hrefs and all("/zh/" in href for href in hrefs), hrefs  # Chinese pages only
+    chapter = results.filter(has=page.locator("h1", has_text="GPU 并行模型与分块编程")).first
+    assert "zh/block-programming/" in chapter.get_attribute("href"), hrefs
+    chapter.click()
     page.wait_for_load_state()
     assert page.url.startswith(base_url + "zh/" + CHAPTER)
     assert page.locator("h1").inner_text().startswith("GPU 并行模型与分块编程")
@@ -243,17 +255,8 @@ def test_id_card_link_reaches_the_card_by_keyboard(page, base_url):
 # ----------------------------------------------------------------------------- accessibility
 
 
-def axe_violations(page, url: str, scheme: str) -> list[dict]:
-    """axe-core (WCAG 2.1 A and AA) on ``url`` in a colour scheme, every <details> open.
-
-    The dark scheme follows the palette's media query: with no palette stored in localStorage
-    (each test has a fresh browser context), Material picks the palette whose media matches.
-    """
-    media, md_scheme = {"light": ("light", "default"), "dark": ("dark", "slate")}[scheme]
-    page.emulate_media(color_scheme=media)  # a fresh context: no palette stored yet
-    page.goto(url)
-    page.wait_for_load_state("networkidle")
-    assert page.locator("body").get_attribute("data-md-color-scheme") == md_scheme
+def axe_violations(page) -> list[dict]:
+    """axe-core (WCAG 2.1 A and AA) on the page as it is now, every <details> open."""
     page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
     page.wait_for_timeout(150)  # Material's observers settle
     page.add_script_tag(path=str(AXE))
@@ -275,17 +278,26 @@ def axe_violations(page, url: str, scheme: str) -> list[dict]:
     ]
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("lang, source", [*PAGES, ("en", "404.html"), ("zh", "404.html")])
-def test_no_serious_accessibility_violation(page, base_url, lang, source, scheme):
+def test_no_serious_accessibility_violation(page, base_url, lang, source):
+    """Light scheme as loaded (a fresh context prefers light), then dark through the palette
+    toggle, as a reader switches it: one load, both schemes checked."""
     if not AXE.exists():
         pytest.fail(f"{AXE} is missing: run `npm ci` (make test does)")
     if source == "404.html":  # served from the site's root, as GitHub Pages serves it
         url = base_url.rsplit("/", 2)[0] + "/" + ("" if lang == "en" else "zh/") + source
     else:
         url = base_url + page_url(lang, source)
-    found = [v for v in axe_violations(page, url, scheme) if v["impact"] in ("serious", "critical")]
-    assert not found, json.dumps(found, indent=1, ensure_ascii=False)
+    page.emulate_media(color_scheme="light")
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+    found = {}
+    for scheme in ("default", "slate"):
+        if scheme == "slate":
+            page.locator("form[data-md-component=palette] label:visible").first.click()
+        assert page.locator("body").get_attribute("data-md-color-scheme") == scheme
+        found[scheme] = [v for v in axe_violations(page) if v["impact"] in ("serious", "critical")]
+    assert not any(found.values()), json.dumps(found, indent=1, ensure_ascii=False)
 
 
 # ----------------------------------------------------------------------------- screenshots
