@@ -69,6 +69,17 @@ TEXT = {
         "unmeasured": "not measured for this lock (no GPU run)",
         "lock_column": "Lock",
         "printed_column": "What the claim printed",
+        "bench_shape": "shape",
+        "target_met": "target ≥ {threshold}: met",
+        "target_missed": "target ≥ {threshold}: missed",
+        "bench_card": (
+            "{pass_}: GPU time per call, median and 20–80 % quantiles of {runs} runs each "
+            "(triton.testing.do_bench, L2 cache cleared before each run), compile time "
+            "excluded; {unit} = the bytes or FLOPs the row states over the median time"
+        ),
+        "bench_caption": (
+            "Each cell: {unit}, then the median time per call and its 20–80 % quantiles."
+        ),
     },
     "zh": {
         "complete": "完整可运行文件",
@@ -98,6 +109,15 @@ TEXT = {
         "unmeasured": "本锁定版本未测（没有 GPU 运行）",
         "lock_column": "锁定版本",
         "printed_column": "断言文件的输出",
+        "bench_shape": "形状",
+        "target_met": "目标 ≥ {threshold}：达到",
+        "target_missed": "目标 ≥ {threshold}：未达到",
+        "bench_card": (
+            "{pass_}：每次调用的 GPU 时间，各取 {runs} 次运行的中位数和 20–80 % 分位"
+            "（triton.testing.do_bench，每次运行前清空 L2 缓存），不含编译时间；"
+            "{unit} = 该行记录的字节数或 FLOP 数除以中位时间"
+        ),
+        "bench_caption": "每格：{unit}，其后是每次调用时间的中位数及其 20–80 % 分位。",
     },
 }
 
@@ -110,6 +130,7 @@ class BuildState:
     states: records.LockStates
     today: dt.date
     draft: bool = False
+    other_locks: dict[str, records.LockStates] = field(default_factory=dict)
 
 
 @dataclass
@@ -125,6 +146,17 @@ class PageCards:
 
 
 STATE: BuildState | None = None
+
+
+def states_of_lock(lock: records.Lock) -> records.LockStates:
+    """Every snippet's state under ``lock``, worked out once per build (the matrix and the
+    lock_history tokens read other locks than the one being built)."""
+    state = build_state()
+    if lock.id not in state.other_locks:
+        state.other_locks[lock.id] = (
+            state.states if lock.id == state.lock.id else records.lock_states(lock)
+        )
+    return state.other_locks[lock.id]
 
 
 def build_state() -> BuildState:
@@ -227,25 +259,26 @@ def runnable_file(path: str, lock: records.Lock) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-WHITESPACE_SPAN = re.compile(r'<span class="w">([^<]*)</span>')
+COMPLETE_FILE_SLOT = re.compile(r'<div class="complete-file-slot" data-file="([^"]+)"></div>')
+
+
+def complete_file_slot(path: str) -> str:
+    """Where a complete file goes: Markdown and the search plugin see this empty element only;
+    on_post_page puts the file in (parsing the highlighted file as raw HTML in Markdown and
+    again for the search index cost over a third of the build's time)."""
+    return f'<div class="complete-file-slot" data-file="{html.escape(path)}"></div>'
 
 
 def complete_file_html(path: str, lang: str) -> str:
     """A collapsed block with the runnable file, as Material's code-block markup.
 
-    Raw HTML rather than a fence inside an admonition: a fence gets a span and a line anchor on
-    every line (pymdownx.highlight's line_spans and anchor_linenums), which made these blocks
-    most of a page's weight. Pygments highlights it once; its whitespace spans, which no style
-    uses, are dropped. Material still adds its copy button.
+    Raw HTML rather than a fence inside an admonition: a fence gets a span on every line and
+    on every token. The file is not highlighted: its lines are the highlighted sections shown
+    above it, and highlighting every file again made these blocks half of a page's bytes and
+    most of its DOM nodes (slow to build, to load and to check). Material still adds its copy
+    button.
     """
-    from pygments import highlight
-    from pygments.formatters import HtmlFormatter
-    from pygments.lexers import PythonLexer
-
-    code = highlight(
-        runnable_file(path, build_state().lock), PythonLexer(), HtmlFormatter(nowrap=True)
-    )
-    code = WHITESPACE_SPAN.sub(r"\1", code)
+    code = html.escape(runnable_file(path, build_state().lock), quote=False)
     title = f"{TEXT[lang]['complete']}: {Path(path).name}"
     return (
         f'<details class="example complete-file"><summary>{html.escape(title)}</summary>'
@@ -289,7 +322,7 @@ def add_snippet_blocks(markdown: str, lang: str) -> str:
         for path in files:
             if path not in shown_whole:
                 shown_whole.add(path)
-                before.setdefault(at, []).extend(["", complete_file_html(path, lang), ""])
+                before.setdefault(at, []).extend(["", complete_file_slot(path), ""])
     out: list[str] = []
     for i, line in enumerate(lines):
         out.extend(before.get(i, []))
@@ -409,6 +442,15 @@ def render_figure(lang: str, cards: PageCards, path: str, name: str) -> str:
     )
 
 
+MARKDOWN_INLINE = str.maketrans({c: f"&#{ord(c)};" for c in "_*`[]\\~=^|"})
+
+
+def inline_code_html(text: str) -> str:
+    """``<code>`` for a printed line inside Markdown text: raw inline HTML does not stop Markdown
+    from reading ``__init__`` as bold, so its emphasis and link characters become entities."""
+    return f"<code>{html.escape(text).translate(MARKDOWN_INLINE)}</code>"
+
+
 def render_output(lang: str, cards: PageCards, path: str, label: str) -> str:
     s = _source_entry(path, label=label)
     line = records.find_output(s.entry, label)
@@ -417,7 +459,7 @@ def render_output(lang: str, cards: PageCards, path: str, label: str) -> str:
     return (
         f'<span class="record-output" data-snippet="{html.escape(path)}" '
         f'data-label="{html.escape(label)}" data-state="{s.state.name}">'
-        f"<code>{html.escape(line)}</code>{_card_link(lang, number, _tag(s))}</span>"
+        f"{inline_code_html(line)}{_card_link(lang, number, _tag(s))}</span>"
     )
 
 
@@ -552,7 +594,7 @@ def state_legend(lang: str) -> str:
 def verification_matrix(lang: str) -> str:
     """Every snippet × every lock × {CPU, GPU}: each cell a state and the date of its run."""
     locks = [lock for lock in records.all_locks() if lock.status != "retired"]
-    all_states = {lock.id: records.lock_states(lock) for lock in locks}
+    all_states = {lock.id: states_of_lock(lock) for lock in locks}
     head = [TEXT[lang]["table"][0]]
     for lock in locks:
         head += [f"{lock.title}<br>CPU", f"{lock.title}<br>GPU"]
@@ -578,6 +620,75 @@ def matrix_cell(lang: str, s: records.SnippetState) -> str:
     )
 
 
+def render_target(lang: str, cards: PageCards, path: str, name: str, threshold: str) -> str:
+    """A recorded ratio against a target, ``value >= threshold``: the figure, then whether the
+    target is met, worked out here so that the words follow the record."""
+    figure_html = render_figure(lang, cards, path, name)
+    s = _source_entry(path, need_figure=name)
+    value = s.entry["figures"][name]["value"]
+    met = value >= float(threshold)
+    words = TEXT[lang]["target_met" if met else "target_missed"].format(threshold=threshold)
+    return (
+        f'{figure_html} <span class="record-target" data-met="{str(met).lower()}">'
+        f'<span aria-hidden="true">{"✓" if met else "✗"}</span> {html.escape(words)}</span>'
+    )
+
+
+def _benchmark_source(path: str) -> records.SnippetState:
+    """The passed GPU row of ``path`` that holds benchmark rows."""
+    for platform, s in _states(path).items():
+        if platform != records.CPU and s.entry and s.entry["status"] == "passed":
+            if s.entry.get("benchmark"):
+                return s
+    if not build_state().lock.devices:
+        raise Unmeasured()
+    raise PluginError(f"{path}: no passed GPU record of this lock has benchmark rows")
+
+
+def benchmark_table(lang: str, cards: PageCards, path: str, pass_: str) -> str:
+    """The benchmark rows of one pass as a table: a row per (dtype, shape), a column per
+    implementation, each cell the rate and the median time with its 20-80 % quantiles; one ID
+    card for the table (records.BENCHMARK_PREFIX says what a row holds)."""
+    s = _benchmark_source(path)
+    rows = [r for r in s.entry["benchmark"] if r["pass"] == pass_]
+    if not rows:
+        raise PluginError(f"{path}: no benchmark rows for the pass {pass_!r}")
+    impls = list(dict.fromkeys(r["impl"] for r in rows))
+    keys = list(dict.fromkeys((r["dtype"], tuple(r["shape"])) for r in rows))
+    at = {(r["dtype"], tuple(r["shape"]), r["impl"]): r for r in rows}
+    rate, unit = ("gbps", "GB/s") if "gbps" in rows[0] else ("tflops", "TFLOP/s")
+    text = TEXT[lang]
+    head = [text["bench_shape"], "dtype", *(f"`{impl}`" for impl in impls)]
+    out = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
+    for dtype, shape in keys:
+        cells = [" × ".join(map(str, shape)), dtype]
+        for impl in impls:
+            r = at.get((dtype, shape, impl))
+            if r is None:
+                cells.append("–")
+                continue
+            cells.append(
+                f"**{format_number(r[rate])} {unit}**<br>{format_number(r['ms_median'])} ms "
+                f"({format_number(r['ms_p20'])}–{format_number(r['ms_p80'])})"
+            )
+        out.append("| " + " | ".join(cells) + " |")
+    repeats = sorted({r["repeats"] for r in rows})
+    what = text["bench_card"].format(
+        pass_=pass_,
+        unit=unit,
+        runs=f"{repeats[0]}–{repeats[-1]}" if len(repeats) > 1 else repeats[0],
+    )
+    number = cards.add(_record_card(lang, s, [what]))
+    caption = text["bench_caption"].format(unit=unit)
+    link = _card_link(lang, number, _tag(s))
+    return (
+        f'<div class="record-benchmark" data-snippet="{html.escape(path)}" '
+        f'data-pass="{html.escape(pass_)}" data-state="{s.state.name}" markdown>\n\n'
+        + "\n".join(out)
+        + f"\n\n<p>{html.escape(caption)} {link}</p>\n\n</div>"
+    )
+
+
 def lock_history(lang: str, cards: PageCards, path: str, label: str) -> str:
     """What a claim printed under every lock, newest first: each version's truth side by side."""
     head = (TEXT[lang]["lock_column"], TEXT[lang]["printed_column"])
@@ -586,7 +697,7 @@ def lock_history(lang: str, cards: PageCards, path: str, label: str) -> str:
         if lock.status == "retired":
             continue
         try:
-            s = records.quote_source(records.lock_states(lock).of(path), label=label)
+            s = records.quote_source(states_of_lock(lock).of(path), label=label)
         except LookupError as exc:
             raise PluginError(f"lock_history: lock {lock.id}: {exc}") from exc
         line = records.find_output(s.entry, label)
@@ -594,7 +705,7 @@ def lock_history(lang: str, cards: PageCards, path: str, label: str) -> str:
             _record_card(lang, s, [TEXT[lang]["printed"].format(file=Path(path).name)])
         )
         rows.append(
-            f"| {html.escape(lock.title)} | <code>{html.escape(line)}</code>"
+            f"| {html.escape(lock.title)} | {inline_code_html(line)}"
             f"{_card_link(lang, number, _tag(s))} |"
         )
     return "\n".join(rows)
@@ -622,6 +733,8 @@ TOKENS = {
     "state_legend": (lambda lang, cards: state_legend(lang), 0),
     "verification_matrix": (lambda lang, cards: verification_matrix(lang), 0),
     "lock_history": (lock_history, 2),
+    "benchmark_table": (benchmark_table, 2),
+    "target": (render_target, 3),
     "figure": (render_figure, 2),
     "output": (render_output, 2),
     "output_block": (render_output_block, 3),
@@ -661,3 +774,14 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     cards = PageCards(lang)
     markdown = add_snippet_blocks(expand_tokens(markdown, lang, cards), lang)
     return markdown + id_cards_section(cards)
+
+
+def on_post_page(output: str, page, config) -> str:
+    """The complete files go in last, after the search plugin has read the page (their lines
+    are the sections shown above them: searching them twice only cost time)."""
+    if page.file.src_uri.endswith(".ipynb"):
+        return output
+    lang = page_language(page)
+    return COMPLETE_FILE_SLOT.sub(
+        lambda m: complete_file_html(html.unescape(m.group(1)), lang), output
+    )

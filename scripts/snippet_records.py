@@ -131,9 +131,63 @@ def parse_figures(output: str) -> dict:
     return figures
 
 
+# A benchmark snippet prints one line per measurement, ``benchmark: {json}``: which
+# implementation, which pass, shape and dtype, the median and 20/80 % quantiles of its GPU time
+# over ``repeats`` runs, and what the time means (bytes moved -> GB/s, or FLOPs -> TFLOP/s), so a
+# reader and a test can recompute every ratio a page quotes.
+BENCHMARK_PREFIX = "benchmark: "
+BENCHMARK_IMPLS = ("triton", "triton_tma", "eager", "compile", "cublas", "copy")
+BENCHMARK_KEYS = {"impl", "pass", "shape", "dtype", "ms_median", "ms_p20", "ms_p80", "repeats"}
+BENCHMARK_RATES = {"gbps": ("bytes", 1e6), "tflops": ("flops", 1e9)}  # rate = amount/ms/scale
+
+
+def validate_benchmark_row(row: object) -> None:
+    """Raise ValueError unless ``row`` is one complete measurement whose rate follows from it."""
+    if not isinstance(row, dict):
+        raise ValueError(f"a benchmark row must be an object, got {row!r}")
+    missing = BENCHMARK_KEYS - set(row)
+    if missing:
+        raise ValueError(f"benchmark row {row}: lacks {sorted(missing)}")
+    if row["impl"] not in BENCHMARK_IMPLS:
+        raise ValueError(f"benchmark row: impl {row['impl']!r} not in {BENCHMARK_IMPLS}")
+    if not (isinstance(row["shape"], list) and all(isinstance(n, int) for n in row["shape"])):
+        raise ValueError(f"benchmark row: shape must be a list of integers, got {row['shape']!r}")
+    if not isinstance(row["repeats"], int) or row["repeats"] < 3:
+        raise ValueError("benchmark row: needs repeats >= 3")
+    times = [row[k] for k in ("ms_p20", "ms_median", "ms_p80")]
+    if not all(isinstance(t, (int, float)) and t > 0 for t in times) or times != sorted(times):
+        raise ValueError(f"benchmark row: needs 0 < ms_p20 <= ms_median <= ms_p80, got {times}")
+    rates = [r for r in BENCHMARK_RATES if r in row]
+    if len(rates) != 1:
+        raise ValueError(f"benchmark row: needs exactly one of {sorted(BENCHMARK_RATES)}")
+    amount, scale = BENCHMARK_RATES[rates[0]]
+    expected = row.get(amount, 0) / row["ms_median"] / scale
+    if (
+        not isinstance(row.get(amount), int)
+        or abs(row[rates[0]] - expected) > 0.051 + 1e-3 * expected
+    ):
+        raise ValueError(f"benchmark row: {rates[0]} {row[rates[0]]} is not {amount}/ms_median")
+
+
+def parse_benchmark(output: str) -> list[dict]:
+    """Every ``benchmark: {json}`` row a snippet printed, validated, in order."""
+    rows = []
+    for line in output.splitlines():
+        if line.startswith(BENCHMARK_PREFIX):
+            row = json.loads(line[len(BENCHMARK_PREFIX) :])
+            validate_benchmark_row(row)
+            rows.append(row)
+    return rows
+
+
 def output_lines(output: str) -> list[str]:
-    """What a record keeps of a snippet's standard output: its lines, figures lines left out."""
-    lines = [line.rstrip() for line in output.splitlines() if not line.startswith(FIGURES_PREFIX)]
+    """What a record keeps of a snippet's standard output: its lines, figures and benchmark
+    lines left out (they are kept as structured data)."""
+    lines = [
+        line.rstrip()
+        for line in output.splitlines()
+        if not line.startswith((FIGURES_PREFIX, BENCHMARK_PREFIX))
+    ]
     if len(lines) > STDOUT_LINES_KEPT:
         half = STDOUT_LINES_KEPT // 2
         lines = [*lines[:half], f"... {len(lines) - 2 * half} lines left out ...", *lines[-half:]]
@@ -540,6 +594,8 @@ def validate_record(record: dict, where: str = "record") -> None:
             )
         for name, figure in entry["figures"].items():
             validate_figure(name, figure)
+        for row in entry.get("benchmark", []):
+            validate_benchmark_row(row)
         if entry["status"] != "passed" and not entry.get("reason"):
             raise ValueError(f"{where}: {entry['path']}: {entry['status']} without a reason")
 

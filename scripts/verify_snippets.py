@@ -173,8 +173,11 @@ def run_snippet(
         }
     try:
         row["figures"] = records.parse_figures(stdout)
+        benchmark = records.parse_benchmark(stdout)
     except ValueError as exc:
-        return {**row, "status": "failed", "reason": f"bad figures line: {exc}"}
+        return {**row, "status": "failed", "reason": f"bad figures or benchmark line: {exc}"}
+    if benchmark:
+        row["benchmark"] = benchmark
     return {**row, "status": "passed"}
 
 
@@ -186,6 +189,8 @@ def print_table(rows: list[dict]) -> None:
         detail = r.get("reason") or ", ".join(
             f"{k}={v['value']}{v.get('unit', '')}" for k, v in r["figures"].items()
         )
+        if r.get("benchmark"):
+            detail = f"{len(r['benchmark'])} benchmark rows; {detail}"
         detail = detail.replace("\n", " ")
         print(f"{r['path']:<{width}}  {r['status']:<8} {r['seconds']:>8.2f}  {detail[:100]}")
     counts = {s: sum(r["status"] == s for r in rows) for s in records.RUN_STATUSES}
