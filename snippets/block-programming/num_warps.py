@@ -58,4 +58,7 @@ if __name__ == "__main__":
         assert loads == 2 * per_thread // 4  # two inputs, four fp32 per 128-bit load
         torch.testing.assert_close(out, x + y, rtol=0, atol=0)
     # --8<-- [end:run]
+    compiled = add_kernel[(triton.cdiv(n, block),)](x, y, out, n, BLOCK_SIZE=block)
+    print(f"num_warps when the launch does not say: {compiled.metadata.num_warps}")
+    assert compiled.metadata.num_warps == 4
     print("num_warps: all checks passed")

@@ -57,15 +57,25 @@ def add_kernel_64(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 
 # --8<-- [end:add]
 
+
+def guarded_add(n: int, device: str) -> None:
+    """add_kernel_64 into the first n elements of a longer buffer: the rest must not change."""
+    x = torch.ones(n, dtype=torch.int8, device=device)
+    y = torch.full((n,), 2, dtype=torch.int8, device=device)
+    buffer = torch.full((n + 1024,), 7, dtype=torch.int8, device=device)
+    add_kernel_64[(triton.cdiv(n, 1024),)](x, y, buffer[:n], n, BLOCK_SIZE=1024)
+    assert int((buffer[:n] == 3).sum()) == n, f"n={n}: wrong sums"
+    assert bool((buffer[n:] == 7).all()), f"n={n}: the kernel wrote past its output"
+
+
+for n in (1, 1000, 1029):
+    guarded_add(n, "cpu" if INTERPRETED else "cuda")
+print("small sizes with int64 offsets: correct, nothing written past the end")
+
 if INTERPRETED:
     print("skipping the 2**31-element add on the CPU (6 GiB, far too slow interpreted)")
 else:
     n = 2**31 + 5
-    x = torch.ones(n, dtype=torch.int8, device="cuda")
-    y = torch.full((n,), 2, dtype=torch.int8, device="cuda")
-    out = torch.zeros(n, dtype=torch.int8, device="cuda")
-    add_kernel_64[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK_SIZE=1024)
-    assert int((out == 3).sum()) == n  # every element, the last 5 past 2**31 included
+    guarded_add(n, "cuda")  # every element, the last 5 past 2**31 included
     print(f"int64 offsets: all {n} sums correct, including the 5 past 2**31")
-    del x, y, out
 print("offsets_int64: all checks passed")

@@ -53,6 +53,12 @@ if __name__ == "__main__":
         got = program_map(n, block_size, device).cpu()
         expected = torch.arange(n, dtype=torch.int32) // block_size
         assert torch.equal(got, expected), f"n={n}, BLOCK_SIZE={block_size}: {got} != {expected}"
+        # the same launch into a view of a larger buffer: nothing past the n elements changes
+        buffer = torch.full((block_size + n + block_size,), -7, dtype=torch.int32, device=device)
+        view = buffer[block_size : block_size + n]
+        write_program_id[(triton.cdiv(n, block_size),)](view, n, BLOCK_SIZE=block_size)
+        outside = torch.cat([buffer[:block_size], buffer[block_size + n :]])
+        assert bool((outside == -7).all()), f"n={n}: the kernel wrote outside its output"
         programs = triton.cdiv(n, block_size)
         print(f"n={n:5} BLOCK_SIZE={block_size:5}: {programs} programs, every element written once")
     print("program_ids: all checks passed")

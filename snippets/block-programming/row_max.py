@@ -56,6 +56,12 @@ def row_max(x: torch.Tensor, other: float = float("-inf")) -> torch.Tensor:
 # --8<-- [end:kernel]
 
 
+@triton.jit
+def plain_max_kernel(x_ptr, out_ptr, N, BLOCK_N: tl.constexpr):
+    cols = tl.arange(0, BLOCK_N)
+    tl.store(out_ptr, tl.max(tl.load(x_ptr + cols, mask=cols < N, other=-float("inf")), axis=0))
+
+
 if __name__ == "__main__":
     if not INTERPRETED and not torch.cuda.is_available():
         raise SystemExit("No CUDA GPU here. On a CPU, run: TRITON_INTERPRET=1 python row_max.py")
@@ -80,6 +86,11 @@ if __name__ == "__main__":
     )
     got = row_max(special)  # NaN propagates like torch.amax; inf and -inf are ordinary values
     torch.testing.assert_close(got, torch.amax(special, dim=1), rtol=0, atol=0, equal_nan=True)
+    plain = torch.empty(1, device=device)  # tl.max alone, without the has_nan line
+    plain_max_kernel[(1,)](special, plain, 3, BLOCK_N=4)
+    where = "the interpreter" if INTERPRETED else torch.cuda.get_device_name()
+    print(f"tl.max alone over [1.0, nan, 3.0] on {where}: {plain.item()}")
+    assert plain.item() == 3.0  # NaN skipped, on the GPU and in the interpreter alike
     for bad in (torch.empty(3, 0, device=device), torch.ones(3, device=device)):
         try:
             row_max(bad)

@@ -376,6 +376,10 @@ if __name__ == "__main__":
         show_compile_without_fake(device)
         sys.exit(0)
     print(f"muladd_inline on {torch.cuda.get_device_name() if with_cuda else 'CPU'}")
+    cxx = os.environ.get("CXX", "c++")  # what torch.utils.cpp_extension compiles with
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    where = torch.cuda.get_device_name() if with_cuda else "CPU"
+    print(f"C++ compiler on {where}: {cxx}, {version.splitlines()[0]}")
     # --8<-- [start:run]
     build(with_cuda)  # (1)!
     print(in_a_new_process("--no-fake"))

@@ -15,6 +15,7 @@ Builds a wheel the way `pip install --no-build-isolation .` does, installs it in
 folder, and checks the operator against a * b + c, its errors and torch.library.opcheck.
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -139,6 +140,10 @@ if __name__ == "__main__":
     with_cuda = torch.cuda.is_available()
     device = "cuda" if with_cuda else "cpu"
     print(f"muladd_package on {torch.cuda.get_device_name() if with_cuda else 'CPU'}")
+    cxx = os.environ.get("CXX", "c++")  # what torch.utils.cpp_extension compiles with
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    where = torch.cuda.get_device_name() if with_cuda else "CPU"
+    print(f"C++ compiler on {where}: {cxx}, {version.splitlines()[0]}")
     with tempfile.TemporaryDirectory() as tmp:
         # --8<-- [start:run]
         wheel = build_wheel(Path(tmp))

@@ -11,7 +11,7 @@
 On a CUDA GPU:  python envelope_dispatch.py
 On a CPU:       TRITON_INTERPRET=1 python envelope_dispatch.py
 The envelope is an allow-list of what was measured and accepted (acceptance/benchmark.py and
-acceptance/test_silu_mul.py on an H200). Tests: the route of every probe, both paths against the
+acceptance/test_silu_mul.py on an H200): the row counts where the kernel beat PyTorch there. Tests: the route of every probe, both paths against the
 float64 reference, and on a CPU the Triton path through the interpreter with a test envelope.
 """
 
@@ -73,7 +73,7 @@ class Envelope:
 
 
 MEASURED = Envelope(  # (1)!
-    devices=("NVIDIA H200",), dtypes=(torch.bfloat16,), widths=(14336,), rows=(1, 16384)
+    devices=("NVIDIA H200",), dtypes=(torch.bfloat16,), widths=(14336,), rows=(4096, 16384)
 )
 
 
@@ -141,7 +141,8 @@ if __name__ == "__main__":
     H200, W = "NVIDIA H200", 14336
     probes = {  # (1)!
         (H200, torch.bfloat16, (4096, W), (4096, W), True): None,
-        (H200, torch.bfloat16, (1, W), (1, W), True): None,
+        (H200, torch.bfloat16, (16384, W), (16384, W), True): None,
+        (H200, torch.bfloat16, (1024, W), (1024, W), True): "1024 rows is outside",
         (H200, torch.bfloat16, (16385, W), (16385, W), True): "16385 rows is outside",
         (H200, torch.bfloat16, (4096, 11008), (4096, 11008), True): "width 11008",
         (H200, torch.float32, (4096, W), (4096, W), True): "torch.float32 was not",
@@ -164,7 +165,7 @@ if __name__ == "__main__":
     # --8<-- [start:paths]
     device = "cpu" if INTERPRETED else "cuda"
     g = torch.Generator().manual_seed(0)
-    for rows in (1, 37, 512):
+    for rows in (1, 37) if INTERPRETED else (1, 37, 4096):
         gate_up = torch.randn(rows, 2 * W, generator=g).to(torch.bfloat16).to(device)
         gate, up = gate_up.chunk(2, dim=-1)  # (1)!
         assert_matches(silu_mul(gate, up), gate, up)

@@ -69,7 +69,7 @@ print(f"with the mask: {changed} elements outside out changed")  # (3)!
 assert changed == 0
 torch.testing.assert_close(out, x * 2, rtol=0, atol=0)
 _, stray = guarded_run(double_unmasked, x, block_size=256)
-assert stray == 4 * 256 - 1000, stray  # the last block's 24 lanes past the end
+assert stray == 4 * 256 - 1000, stray  # the last block's 24 elements past the end
 
 torch.manual_seed(0)
 for n in (0, 1, 255, 256, 257, 1000):
