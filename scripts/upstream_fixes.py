@@ -13,13 +13,18 @@ fix and its test still tells whether the site is right.
 - one_404_per_language, alternates_on_404: the language built last overwrites /404.html
   (ultrabug/mkdocs-static-i18n issues 284 and 349); checked against mkdocs-static-i18n 1.3.1.
 - sitemap_slash: under `mike deploy`, mike sets site_url to urljoin(site_url, version) without a
-  trailing slash, and the i18n sitemap writes site_url ~ url; checked against mike 2.2.0 and
-  mkdocs-static-i18n 1.3.1.
+  trailing slash (jimporter/mike pull request 251, open), and the i18n sitemap writes
+  site_url ~ url; checked against mike 2.2.0 and mkdocs-static-i18n 1.3.1.
 - notebook_css_once: mkdocs-jupyter inlines ~600 KB of JupyterLab CSS into every notebook page
   (templates/mkdocs_html/notebook.html.j2) and no option in 0.26.3 turns it off; checked against
-  mkdocs-jupyter 0.26.3. overrides/main.html links the file on notebook pages.
+  mkdocs-jupyter 0.26.3. overrides/main.html links the file on notebook pages. Not reported
+  upstream (danielfrg/mkdocs-jupyter's issues searched on 2026-12-01).
+- mkdocs-jupyter's `ignore: ["*.md"]` in mkdocs.yml: 0.26.3 parses every Markdown page with
+  jupytext to look for a notebook header before it checks `include` (plugin.py, should_include);
+  checked against mkdocs-jupyter 0.26.3. Not reported upstream (searched on 2026-12-01).
 - overrides/partials/javascripts/outdated.html: Material's outdated-banner script calls
-  new URL(base_url) without a base; checked against mkdocs-material 9.8.2.
+  new URL(base_url) without a base; checked against mkdocs-material 9.8.2. Not reported upstream
+  (squidfunk/mkdocs-material's issues searched on 2026-12-01; Material 9.x is in maintenance).
 """
 
 from __future__ import annotations

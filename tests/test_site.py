@@ -241,6 +241,7 @@ def test_no_printed_output_typed_into_prose(page, lang):
 # ----------------------------------------------------------------------------- built site
 
 
+@pytest.mark.slow
 def test_build_time_budget(tmp_path):
     """Both languages build in under 20 s of processor time. CPU time, not wall time: the
     snippets run on every core in the background of this test session, and a wall clock
@@ -473,6 +474,16 @@ def test_benchmark_tables_show_the_recorded_rows(site_dir, page, lang):
             assert part in card
 
 
+def test_every_state_has_its_colour_in_both_schemes():
+    """A badge's colour comes from a rule for its state (records.STATES), light and dark."""
+    css = (REPO / "docs/assets/verification.css").read_text(encoding="utf-8")
+    for name in records.STATES:
+        selector = f'.snippet-status__state[data-state="{name}"]'
+        assert selector in css, f"no colour for the state {name!r}"
+        if name not in ("not-here", "no-gpu"):  # muted: the theme's own light colour
+            assert f'[data-md-color-scheme="slate"] {selector}' in css, name
+
+
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_id_cards_are_reachable_by_keyboard(site_dir, lang):
     html = built_page(site_dir, lang, "block-programming/index.md").read_text(encoding="utf-8")
@@ -523,10 +534,20 @@ def test_chinese_search_index_is_segmented(site_dir):
 
 @pytest.mark.parametrize("lang, path", [("en", "404.html"), ("zh", "zh/404.html")])
 def test_each_language_has_its_own_404_page(site_dir, lang, path):
+    """Title, heading, navigation and the links home are in the page's language."""
     html = (site_dir / path).read_text(encoding="utf-8")
     assert f'<html lang="{lang}"' in html
     title = "Triton Operators, Verified" if lang == "en" else "经过验证的 Triton 算子"
     assert title in html
+    heading = "404 - Not found" if lang == "en" else "404 - 页面不存在"
+    assert f"<h1>{heading}</h1>" in html
+    home = "/." if lang == "en" else "/zh/"
+    assert re.search(
+        rf'<a href="{re.escape(home)}" title="{title}" class="md-header__button md-logo"', html
+    )
+    assert f'<a href="{home}">' in html  # the text's link home
+    nav = "Foundations" if lang == "en" else "基础"
+    assert nav in html and ("基础" if lang == "en" else "Foundations") not in html
 
 
 def test_sitemap_lists_real_pages_under_site_url(site_dir):
@@ -571,6 +592,7 @@ def project_copy(tmp_path) -> Path:
     return copy_project(tmp_path / "project")
 
 
+@pytest.mark.slow
 def test_build_fails_when_a_snippet_changed_since_its_run(project_copy, tmp_path):
     snippet = project_copy / "snippets/block-programming/vector_add.py"
     snippet.write_text(snippet.read_text() + "\n# an edit after the runs\n")
@@ -590,6 +612,7 @@ def add_pending(project: Path, path: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_pending_snippet_builds_and_says_so_with_its_figures(project_copy, tmp_path):
     path = "snippets/block-programming/constexpr_recompile.py"  # GPU only: no CPU record to redo
     snippet = project_copy / path
@@ -646,6 +669,7 @@ def test_site_builds_with_properdocs(tmp_path):
     assert (tmp_path / "site/zh/block-programming/index.html").is_file()
 
 
+@pytest.mark.slow
 def test_a_lock_past_its_review_date_shows_red_on_every_page(tmp_path):
     """The audit fails CI (tests/test_locks.py); the site itself says so too, in each language."""
     late = CURRENT.next_review.replace(year=CURRENT.next_review.year + 1).isoformat()

@@ -42,3 +42,11 @@ def test_gpu_verify_runs_on_a_self_hosted_gpu_runner_and_deploy_on_tags():
     assert deploy[True]["push"]["tags"] == ["v*"]  # YAML 1.1 reads the key `on` as True
     audit = yaml.safe_load((REPO / ".github/workflows/audit.yml").read_text(encoding="utf-8"))
     assert audit[True]["schedule"][0]["cron"].endswith("* *")
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_workflow_pastes_an_input_into_a_script(path):
+    """`${{ inputs.x }}` inside `run:` is shell injection; pass inputs through `env:`."""
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert "${{ inputs." not in run_lines(workflow)
+    assert "${{ github.event." not in run_lines(workflow)
