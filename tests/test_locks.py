@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import re
 import subprocess
 import sys
@@ -41,6 +42,29 @@ def test_exactly_one_current_lock_and_it_is_the_newest_gpu_verified():
     """The rule for mike's `latest` (README): the newest lock that a GPU verifies is current."""
     verified = [lock for lock in LOCKS if lock.devices and lock.status != "retired"]
     assert [lock.id for lock in LOCKS if lock.status == "current"] == [verified[0].id]
+
+
+def python_bounds(spec: str) -> tuple[int, int | None]:
+    """'>=3.10,<3.15' -> (10, 15); '>=3.11' -> (11, None); minor versions of Python 3."""
+    low = re.search(r">=\s*3\.(\d+)", spec)
+    high = re.search(r"<\s*3\.(\d+)", spec)
+    assert low, spec
+    return int(low.group(1)), int(high.group(1)) if high else None
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+def test_lock_python_range_follows_its_wheels_metadata(lock):
+    """The lock's Python range (shown to readers, and in every copied file's PEP 723 block) is
+    inside what torch's and triton's wheels declare, as read into snippets/compatibility/pins.json
+    by scripts/torch_triton_pins.py; it starts where the stricter of the two starts."""
+    pins = json.loads((REPO / "snippets/compatibility/pins.json").read_text(encoding="utf-8"))
+    torch_spec = next(t for t in pins["torch"] if t["version"] == lock.torch)["requires_python"]
+    triton_spec = next(t for t in pins["triton"] if t["version"] == lock.triton)["requires_python"]
+    low, high = python_bounds(lock.python)
+    torch_low, _ = python_bounds(torch_spec)
+    triton_low, triton_high = python_bounds(triton_spec)
+    assert low == max(torch_low, triton_low), (lock.python, torch_spec, triton_spec)
+    assert high is not None and (triton_high is None or high <= triton_high), lock.python
 
 
 @pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
