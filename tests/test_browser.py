@@ -32,7 +32,6 @@ AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 UV = REPO / ".venv-uv" / "bin" / "uv"
 CHAPTER = "block-programming/"
 SCREENSHOTS = REPO / "build" / "screenshots"
-OTHER = next(lock for lock in LOCKS if lock.id != CURRENT.id)
 
 
 def page_url(lang: str, page: str) -> str:

@@ -47,7 +47,6 @@ class PageParser(HTMLParser):
         self.targets: list[dict] = []
         self.benchmarks: list[dict] = []  # each: attributes, the text of its cells, its card
         self.output_blocks: list[dict] = []  # each: attributes, the printed lines, its card
-        self.history_rows: list[str] = []  # the text of each row of a lock_history table
         self._awaiting_card: dict | None = None
         self._in_cell = False
         self.text: list[str] = []
