@@ -214,6 +214,7 @@ class SnippetNeeds:
     gpu_skip: str | None  # set when it never runs on a GPU, with the reason
     cpu_interpreter: bool  # run on CPU with TRITON_INTERPRET=1
     cpu_skip: str | None  # set when CI cannot run it on a CPU, with the reason
+    gpu_timing: bool = False  # it times something: the runner gives it the machine to itself
     dependencies: tuple[str, ...] = ()
     files: tuple[str, ...] = ()  # data files it uses (a .cpp, a pyproject.toml), repo-relative
     timeout_s: int = 600
@@ -323,12 +324,14 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     for key in ("gpu", "cpu"):
         if key not in table:
             raise SnippetContractError(f"{rel}: [tool.snippet] must say '{key} = ...'")
-    gpu = _one_of(table["gpu"], f"{rel}: gpu", {"min-cc", "skip", "skip-zh"})
+    gpu = _one_of(table["gpu"], f"{rel}: gpu", {"min-cc", "timing", "skip", "skip-zh"})
     cpu = _one_of(table["cpu"], f"{rel}: cpu", {"interpreter", "skip", "skip-zh"})
     if "skip" not in gpu:
         cc = gpu.get("min-cc")
         if not isinstance(cc, str) or not re.fullmatch(r"\d+\.\d", cc):
             raise SnippetContractError(f'{rel}: gpu needs min-cc = "major.minor", e.g. "8.0"')
+        if not isinstance(gpu.get("timing", False), bool):
+            raise SnippetContractError(f"{rel}: gpu timing is true or false")
     if "skip" not in cpu and not isinstance(cpu.get("interpreter"), bool):
         raise SnippetContractError(f"{rel}: cpu needs interpreter = true or false")
     if "skip" in gpu and "skip" in cpu:
@@ -355,6 +358,7 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
         path=rel,
         gpu_min_cc=gpu.get("min-cc"),
         gpu_skip=gpu.get("skip"),
+        gpu_timing=gpu.get("timing", False),
         cpu_interpreter=bool(cpu.get("interpreter", False)),
         cpu_skip=cpu.get("skip"),
         dependencies=tuple(deps),
@@ -568,6 +572,18 @@ def load_record(lock_id: str, platform: str) -> dict | None:
     return record
 
 
+def times_something(entry: dict) -> bool:
+    """Whether a record's row holds a timing: benchmark rows, or a figure that is measured (a
+    unit in MEASURED_UNITS, a rate per second) or says whether compile time is in it."""
+    if entry.get("benchmark"):
+        return True
+    return any(
+        (f.get("unit") in MEASURED_UNITS or str(f.get("unit", "")).endswith("/s") or "compile" in f)
+        and f.get("statistic") != "spec"
+        for f in entry.get("figures", {}).values()
+    )
+
+
 def validate_record(record: dict, where: str = "record") -> None:
     """Raise ValueError when a record lacks a key the site and the tests rely on."""
 
@@ -598,6 +614,10 @@ def validate_record(record: dict, where: str = "record") -> None:
             validate_benchmark_row(row)
         if entry["status"] != "passed" and not entry.get("reason"):
             raise ValueError(f"{where}: {entry['path']}: {entry['status']} without a reason")
+        if gpu and entry.get("alone") is False and times_something(entry):
+            raise ValueError(
+                f"{where}: {entry['path']}: a timing measured beside other snippets on the GPU"
+            )
 
 
 # ----------------------------------------------------------------------------- states

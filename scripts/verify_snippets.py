@@ -7,9 +7,11 @@
     python scripts/verify_snippets.py --lock <id>      # a lock other than the current one
 
 Each snippet runs in its own process with an empty Triton cache (so compile times are real).
-On a GPU it runs without TRITON_INTERPRET, alone on its GPU: a machine with several GPUs of one
-kind runs one snippet per GPU at once. With --cpu, no GPU is visible to it and it runs the way
-its [tool.snippet] table says. Shows progress, ends with a table, and writes
+On a GPU it runs without TRITON_INTERPRET, in two phases: first the snippets that time nothing,
+several at once on each GPU (--beside), then those that declare `gpu = { ..., timing = true }`,
+one per GPU with nothing else running on it; the record marks each row with `alone`, and a
+snippet that prints a timing beside others fails. With --cpu, no GPU is visible to it and it runs
+the way its [tool.snippet] table says. Shows progress, ends with a table, and writes
 locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu") after every snippet, so a run
 stopped part-way (or at --deadline) keeps what it did. Exits 1 when a snippet
 failed, 2 when this machine does not match the lock. Needs only the standard library, torch and
@@ -108,14 +110,21 @@ def tail(text: str, lines: int = 3) -> str:
 
 
 def snippet_env(
-    needs: records.SnippetNeeds, cpu: bool, cache_dir: str, gpu: int | None = None
+    needs: records.SnippetNeeds,
+    cpu: bool,
+    cache_dir: str,
+    gpu: int | None = None,
+    threads: int | None = None,
 ) -> dict[str, str]:
     """The environment a snippet runs in: how a reader would run it on this platform (on GPU
-    number ``gpu`` alone, when the machine has several)."""
+    number ``gpu`` alone, when the machine has several; with ``threads`` CPU threads for torch
+    when it shares the machine with other snippets)."""
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITON_DEBUG")}
     env.update(TRITON_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1", PYTHONHASHSEED="0")
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    if threads is not None:
+        env.setdefault("OMP_NUM_THREADS", str(threads))
     if cpu:
         env["CUDA_VISIBLE_DEVICES"] = ""  # a GPU on this machine must not change the result
         if needs.cpu_interpreter:
@@ -124,9 +133,15 @@ def snippet_env(
 
 
 def run_snippet(
-    needs: records.SnippetNeeds, cpu: bool, device_cc: str | None, gpu: int | None = None
+    needs: records.SnippetNeeds,
+    cpu: bool,
+    device_cc: str | None,
+    gpu: int | None = None,
+    beside: int = 0,
+    threads: int | None = None,
 ) -> dict:
-    """Run one snippet; return its record row."""
+    """Run one snippet; return its record row. ``beside``: how many other snippets may run on
+    its GPU at the same time (0: it has the machine to itself)."""
     row = {
         "path": needs.path,
         "sha256": records.snippet_sha256(needs),
@@ -135,6 +150,8 @@ def run_snippet(
         "figures": {},
         "stdout": [],
     }
+    if not cpu:
+        row["alone"] = beside == 0
     skip = needs.cpu_skip if cpu else needs.gpu_skip
     if skip:
         return {**row, "status": "skipped", "seconds": 0.0, "reason": skip}
@@ -150,7 +167,7 @@ def run_snippet(
         proc = subprocess.run(
             [sys.executable, needs.path],
             cwd=records.REPO_ROOT,
-            env=snippet_env(needs, cpu, cache_dir, gpu),
+            env=snippet_env(needs, cpu, cache_dir, gpu, threads),
             capture_output=True,
             text=True,
             timeout=needs.timeout_s,
@@ -178,6 +195,12 @@ def run_snippet(
         return {**row, "status": "failed", "reason": f"bad figures or benchmark line: {exc}"}
     if benchmark:
         row["benchmark"] = benchmark
+    if row.get("alone") is False and records.times_something(row):
+        reason = (
+            f"it printed a timing while up to {beside} other snippets ran on its GPU: "
+            "declare gpu = { ..., timing = true } so that it runs alone"
+        )
+        return {**row, "status": "failed", "reason": reason}
     return {**row, "status": "passed"}
 
 
@@ -214,6 +237,13 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=None, help="CPU: snippets run at once (default 2)"
     )
     parser.add_argument(
+        "--beside",
+        type=int,
+        default=None,
+        help="GPU: snippets that time nothing run this many at once per GPU "
+        "(default: a third of the CPU cores per GPU, at most 6)",
+    )
+    parser.add_argument(
         "--deadline",
         type=float,
         default=None,
@@ -246,17 +276,28 @@ def main(argv: list[str] | None = None) -> int:
     last_seconds = {e["path"]: e["seconds"] for e in (previous or {}).get("snippets", [])}
     all_needs.sort(key=lambda n: -last_seconds.get(n.path, 60.0))  # longest first: even finish
     if args.cpu:
-        slots: list[int | None] = [None] * (args.jobs or 2)
-    else:  # one snippet per GPU at a time: a timing has its GPU to itself
+        phases = [[(None, 0, None)] * (args.jobs or 2)]
+        queues = [list(all_needs)]
+    else:  # first what times nothing, several per GPU; then each timing with its GPU to itself
         import torch
 
-        slots = list(range(torch.cuda.device_count()))
+        gpus = list(range(torch.cuda.device_count()))
+        cores = os.cpu_count() or 1
+        per_gpu = args.beside or max(1, min(6, cores // 3 // max(1, len(gpus))))
+        threads = max(1, cores // (per_gpu * max(1, len(gpus))))
+        shared = [n for n in all_needs if not n.gpu_timing]
+        timing = [n for n in all_needs if n.gpu_timing]
+        phases = [
+            [(g, per_gpu - 1, threads) for g in gpus for _ in range(per_gpu)],
+            [(g, 0, None) for g in gpus],
+        ]
+        queues = [shared, timing]
     started = dt.datetime.now(dt.timezone.utc)
     clock = time.perf_counter()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     out = args.out_dir / records.record_path(lock.id, platform_name).name
-    queue = list(all_needs)
     rows: list[dict] = []
+    existing = set(records.list_snippets())
     skipped_for_time: list[str] = []
     lock_guard = threading.Lock()
 
@@ -274,9 +315,7 @@ def main(argv: list[str] | None = None) -> int:
             kept = [
                 e
                 for e in (base or {}).get("snippets", [])
-                if e["path"] not in ran
-                and e["path"] in records.list_snippets()
-                and (args.only or out.is_file())
+                if e["path"] not in ran and e["path"] in existing and (args.only or out.is_file())
             ]
             record = {
                 "schema": records.RECORD_SCHEMA,
@@ -296,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
             out.write_text(text, encoding="utf-8")
 
-    def worker(slot: int | None) -> None:
+    def worker(queue: list, slot: int | None, beside: int, threads: int | None) -> None:
         while True:
             with lock_guard:
                 if not queue:
@@ -305,24 +344,33 @@ def main(argv: list[str] | None = None) -> int:
                 if args.deadline and time.perf_counter() - clock > args.deadline:
                     skipped_for_time.append(needs.path)
                     continue
-            row = run_snippet(needs, args.cpu, device.get("cc"), slot)
+            row = run_snippet(needs, args.cpu, device.get("cc"), slot, beside, threads)
             with lock_guard:
                 rows.append(row)
                 write_record()
+                where = "" if slot is None else f", GPU {slot}" + ("" if beside else ", alone")
                 print(
                     f"[{len(rows)}/{len(all_needs)}] {needs.path}: {row['status']} "
-                    f"({row['seconds']:.1f} s{'' if slot is None else f', GPU {slot}'})"
+                    f"({row['seconds']:.1f} s{where}, {time.perf_counter() - clock:.0f} s in)"
                     + (f" - {row['reason'].splitlines()[-1]}" if row.get("reason") else ""),
                     flush=True,
                 )
 
-    where = f"{len(slots)} at a time" + ("" if args.cpu else f" (one per GPU, {len(slots)} GPUs)")
-    print(f"running {len(all_needs)} snippets, {where}", flush=True)
-    threads = [threading.Thread(target=worker, args=(slot,)) for slot in slots]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    for number, (slots, queue) in enumerate(zip(phases, queues, strict=True), 1):
+        if not queue:
+            continue
+        if args.cpu:
+            where = f"{len(slots)} at a time"
+        elif slots[0][1]:
+            where = f"phase {number}, timing nothing: {slots[0][1] + 1} at a time per GPU"
+        else:
+            where = f"phase {number}, timings: one per GPU, nothing beside it"
+        print(f"running {len(queue)} snippets, {where} ({len(slots)} slots)", flush=True)
+        threads_ = [threading.Thread(target=worker, args=(queue, *slot)) for slot in slots]
+        for thread in threads_:
+            thread.start()
+        for thread in threads_:
+            thread.join()
     print_table(sorted(rows, key=lambda r: r["path"]))
     if skipped_for_time:
         print(f"\nnot started, past the {args.deadline} s deadline (re-run with --only):")

@@ -181,6 +181,7 @@ class CpuRuns:
 CPU_RUNS = CpuRuns()
 
 
+@pytest.hookimpl(trylast=True)  # after -k and -m have deselected what will not run
 def pytest_collection_modifyitems(session, config, items):
     if any("cpu_runs" in getattr(item, "fixturenames", ()) for item in items):
         CPU_RUNS.start_all()

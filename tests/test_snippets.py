@@ -198,6 +198,9 @@ def test_contract_reads_gpu_and_interpreter():
         None,
     )
     assert needs.dependencies == ("torch", "triton")
+    assert not needs.gpu_timing
+    timed = needs_of('gpu = { min-cc = "8.0", timing = true }\ncpu = { interpreter = true }')
+    assert timed.gpu_timing
 
 
 def test_contract_reads_skip_reasons_in_both_languages():
@@ -224,6 +227,7 @@ def test_contract_reads_skip_reasons_in_both_languages():
         ),
         ('gpu = { min-cc = "8.0" }\ncpu = { interpreter = true }\ncolour = 1', "unknown"),
         ('gpu = { min-cc = "8.0", skip = "x" }\ncpu = { interpreter = true }', "nothing else"),
+        ('gpu = { min-cc = "8.0", timing = 1 }\ncpu = { interpreter = true }', "true or false"),
     ],
 )
 def test_contract_rejects_malformed_needs(body, message):
@@ -248,3 +252,54 @@ def test_the_current_lock_runs_in_this_python():
 
     assert torch.__version__.split("+")[0] == CURRENT.torch
     assert triton.__version__ == CURRENT.triton
+
+
+@pytest.mark.parametrize("path", SNIPPETS)
+def test_a_snippet_that_times_something_on_the_gpu_declares_it(path):
+    """The GPU runner runs snippets that time nothing several at once: one whose GPU record
+    holds a timing (benchmark rows, a measured figure) must say `timing = true`, so that it
+    gets the GPU to itself."""
+    needs = records.read_snippet_needs(path)
+    for lock in LOCKS:
+        for platform in lock.devices:
+            record = records.load_record(lock.id, platform) or {"snippets": []}
+            row = next((e for e in record["snippets"] if e["path"] == path), None)
+            if row and row["status"] == "passed" and records.times_something(row):
+                assert needs.gpu_timing, (
+                    f"{path} times something on {platform} ({lock.id}): declare "
+                    "gpu = { ..., timing = true }"
+                )
+                assert row.get("alone", True), f"{path}: its timing ran beside other snippets"
+
+
+TIMED = """\
+import json
+print("figures: " + json.dumps({"t": {"value": 1.0, "unit": "ms", "statistic": "median",
+    "spread": "min-max", "low": 0.9, "high": 1.1, "repeats": 3, "op": "x", "compile": "excluded"}}))
+"""
+
+
+@pytest.mark.parametrize("beside, status", [(0, "passed"), (3, "failed")])
+def test_the_gpu_runner_refuses_a_timing_measured_beside_other_snippets(tmp_path, beside, status):
+    import verify_snippets
+
+    snippet = tmp_path / "timed.py"
+    snippet.write_text(TIMED)
+    needs = records.SnippetNeeds(
+        path=str(snippet), gpu_min_cc="8.0", gpu_skip=None, cpu_interpreter=False, cpu_skip=None
+    )
+    row = verify_snippets.run_snippet(needs, cpu=False, device_cc="9.0", beside=beside)
+    assert (row["status"], row["alone"]) == (status, beside == 0), row
+    if status == "failed":
+        assert "timing = true" in row["reason"]
+        row["status"] = "passed"  # a record that claims it passed is refused too
+    record = {
+        "schema": records.RECORD_SCHEMA, "lock": CURRENT.id, "platform": "nvidia-h200",
+        "date": "2026-12-01", "device": {"name": "H200", "cc": "9.0", "driver": "1"},
+        "versions": {"torch": "2", "triton": "3", "python": "3", "cuda": "13"}, "snippets": [row],
+    }  # fmt: skip
+    if beside:
+        with pytest.raises(ValueError, match="beside other snippets"):
+            records.validate_record(record)
+    else:
+        records.validate_record(record)
