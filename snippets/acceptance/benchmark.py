@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "measures GPU time; the interpreter says nothing about speed", skip-zh = "测的是 GPU 耗时；解释器的速度说明不了任何问题" }
 # timeout = 300
 # ///

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "measures compile and benchmark time on the GPU, which the interpreter does not have", skip-zh = "测的是 GPU 上的编译和基准测试耗时，解释器没有这两样" }
 # ///
 """How long the first call of an autotuned kernel takes, and how fast the config it finds is.

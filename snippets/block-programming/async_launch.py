@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "the interpreter runs the kernel before the launch returns: there is nothing asynchronous to show", skip-zh = "解释器在启动调用返回之前就把内核跑完了，没有异步可言" }
 # ///
 """A kernel launch returns before the kernel has run: time it only after synchronizing.

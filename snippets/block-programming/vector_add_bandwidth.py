@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "measures GPU memory bandwidth; the interpreter says nothing about speed", skip-zh = "测的是 GPU 显存带宽；解释器的速度说明不了任何问题" }
 # ///
 """How close does the vector add get to the memory's limit? Triton against torch.add and compile.

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "ninja"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { interpreter = false }
 # timeout = 300
 # files = ["muladd_inline.py", "muladd_pkg/csrc/muladd.h", "muladd_pkg/csrc/muladd.cpp", "muladd_pkg/csrc/muladd_cuda.cu"]

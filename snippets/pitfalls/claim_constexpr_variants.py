@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "counts compiled variants; the interpreter compiles nothing", skip-zh = "数的是编译出的变体；解释器不做编译" }
 # ///
 """Claim: a runtime value passed as tl.constexpr compiles one variant per distinct value.

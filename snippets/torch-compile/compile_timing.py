@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "measures time on the GPU, with torch.compile around Triton kernels", skip-zh = "测的是 GPU 上的耗时，要在 torch.compile 中编译 Triton 内核" }
 # ///
 """Time the same function five ways on the GPU: eager and compiled, with the kernel behind a

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "times attention on the GPU; the CPU runs other kernels", skip-zh = "测的是 GPU 上的注意力耗时；CPU 跑的是另一套内核" }
 # ///
 """Attention written out by hand, in eager mode and under torch.compile, against

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "ranks operators by GPU time; a CPU run has no GPU time to rank", skip-zh = "按 GPU 时间给算子排序；CPU 上没有 GPU 时间可排" }
 # ///
 """Where does a transformer block's forward step spend its GPU time? Ask torch.profiler.
