@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "reads API defaults from the installed code; nothing to run on a GPU", skip-zh = "从已安装的代码里读 API 默认值，不需要 GPU" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: the default tolerances of torch.testing.assert_close and triton.testing.assert_close.

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "reads the signature and docstring of the installed code", skip-zh = "读的是已安装代码的函数签名和文档字符串" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: triton.testing.do_bench returns the mean by default; what its docstring says varies.

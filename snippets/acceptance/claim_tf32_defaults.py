@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "reads defaults from the installed code; tolerance_report.py measures tf32 on the GPU", skip-zh = "从已安装的代码里读默认值；tf32 的实测见 GPU 上运行的 tolerance_report.py" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: for float32 inputs, tl.dot defaults to tf32 on NVIDIA GPUs; torch.matmul does not.

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "reads signatures and a warning, the same Python on every platform; the CPU run checks each lock", skip-zh = "读的是函数签名和一条警告，在哪个平台上都是同一段 Python；CPU 运行已按每个锁定版本检查" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: the parameters and defaults of triton.autotune and triton.Config on this lock.

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "checks the autotuner's Python bookkeeping with a stand-in timer; autotune_basics.py shows the same key on the GPU", skip-zh = "用替身计时器检查自动调优器在 Python 里的记账逻辑；GPU 上同样的键由 autotune_basics.py 展示" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = true }
 # ///
 """Claim: what triton.autotune's cache keys on, and what re-tunes.
@@ -12,17 +12,19 @@ The key is the values of the arguments named in key= plus the dtype of every arg
 one; a new key benchmarks every config again. Not in the key: other arguments, shapes, strides,
 tensor contents. A tensor named in key= is keyed by identity. A name in key= that is no argument:
 silently dropped on triton 3.6, a ValueError from triton 3.9 on.
-Runs on any machine: it turns the interpreter on itself and counts calls to a stand-in timer.
+Runs on any machine (natively on a GPU, else it turns the interpreter on itself) and counts
+calls to a stand-in timer.
 """
 
 import gc
 import os
 import weakref
 
-os.environ["TRITON_INTERPRET"] = "1"
-os.environ["CUDA_VISIBLE_DEVICES"] = ""
-
 import torch
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+if DEVICE == "cpu":  # no GPU: the interpreter, switched on before any kernel is decorated
+    os.environ["TRITON_INTERPRET"] = "1"
 import triton
 import triton.language as tl
 
@@ -52,7 +54,7 @@ kernel = triton.autotune(configs=CONFIGS, key=["n_elements"], do_bench=counting_
 
 
 def call(label, shape, dtype=torch.float32, factor=2.0):
-    x = torch.rand(shape).to(dtype)
+    x = torch.rand(shape, device=DEVICE).to(dtype)
     out = torch.empty_like(x)
     before = len(timed)
     kernel[grid](x, out, x.numel(), factor)
@@ -81,7 +83,7 @@ by_tensor = triton.autotune(configs=CONFIGS, key=["x_ptr"], do_bench=counting_be
 )
 timed.clear()
 for _ in range(3):
-    x = torch.rand(1000)
+    x = torch.rand(1000, device=DEVICE)
     by_tensor[grid](x, torch.empty_like(x), 1000, 2.0)  # (1)!
 last = weakref.ref(x)
 del x
@@ -105,7 +107,7 @@ except ValueError as exc:
 else:
     timed.clear()
     for n in (1000, 2000, 3000):
-        x = torch.rand(n)
+        x = torch.rand(n, device=DEVICE)
         typo[grid](x, torch.empty_like(x), n, 2.0)
     print(
         f"key=['n'], no argument n: accepted; n=1000, 2000, 3000 benchmarked {len(timed)} "

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "runs the check TorchDynamo applies to an autotuned kernel, without compiling; compile_autotune.py compiles on the GPU", skip-zh = "只运行 TorchDynamo 对自动调优内核所做的检查，不编译；GPU 上的完整编译见 compile_autotune.py" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: which triton.autotune arguments torch.compile accepts and which it rejects.

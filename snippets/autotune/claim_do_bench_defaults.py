@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "feeds do_bench a fake clock to get exact numbers: the same Python on every platform", skip-zh = "给 do_bench 一个假时钟以得到确定的数字：在哪个平台上都是同一段 Python" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = true }
 # ///
 """Claim: triton.testing.do_bench returns the mean by default, and the autotuner ranks by median.
@@ -12,17 +12,18 @@ do_bench is run with a fake GPU clock (a stand-in driver) on 100 timed runs: 80 
 20 of 11 ms, so the mean (3.0) and the median (1.0) differ. The docstring said "median" up to
 triton 3.6; from 3.9 it says "mean". The autotuner asks its timer for the quantiles 0.5, 0.2,
 0.8 and keeps the config whose list is smallest: the lowest median first.
-Runs on any machine: it turns the interpreter on itself.
+Runs on any machine: natively on a GPU, else it turns the interpreter on itself.
 """
 
 import inspect
 import itertools
 import os
 
-os.environ["TRITON_INTERPRET"] = "1"
-os.environ["CUDA_VISIBLE_DEVICES"] = ""
-
 import torch
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+if DEVICE == "cpu":  # no GPU: the interpreter, switched on before any kernel is decorated
+    os.environ["TRITON_INTERPRET"] = "1"
 import triton
 import triton.language as tl
 import triton.testing
@@ -102,6 +103,8 @@ print(
 assert default == 3.0 and median == 1.0 and quantiles == [1.0, 1.0, 3.0]  # (2)!
 assert len(every_run) == 100
 # --8<-- [end:statistics]
+if DEVICE == "cuda":
+    driver.reset_active()  # the real driver again, for the kernel below
 
 
 @triton.jit
@@ -126,7 +129,7 @@ kernel = triton.autotune(
     key=["n_elements"],
     do_bench=scripted_bench,
 )(copy_kernel)
-x = torch.rand(1000)
+x = torch.rand(1000, device=DEVICE)
 kernel[lambda meta: (triton.cdiv(1000, meta["BLOCK_SIZE"]),)](x, torch.empty_like(x), 1000)
 print(
     f"the autotuner asks its timer for quantiles {asked[0]} and chose "

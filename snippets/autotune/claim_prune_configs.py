@@ -3,22 +3,24 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "checks which configs the autotuner benchmarks, with a stand-in timer: Python bookkeeping, the same on a GPU", skip-zh = "用替身计时器检查自动调优器会测哪些配置：这是 Python 里的记账逻辑，在 GPU 上也一样" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = true }
 # ///
 """Claim: prune_configs_by decides which configs are benchmarked for each new key.
 
 early_config_prune drops configs before timing; perf_model + top_k keeps the k configs with the
 lowest estimate. When one config is left: triton 3.6 still benchmarks it, triton 3.9 does not.
-Runs on any machine: it turns the interpreter on itself and counts calls to a stand-in timer.
+Runs on any machine (natively on a GPU, else it turns the interpreter on itself) and counts
+calls to a stand-in timer.
 """
 
 import os
 
-os.environ["TRITON_INTERPRET"] = "1"
-os.environ["CUDA_VISIBLE_DEVICES"] = ""
-
 import torch
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+if DEVICE == "cpu":  # no GPU: the interpreter, switched on before any kernel is decorated
+    os.environ["TRITON_INTERPRET"] = "1"
 import triton
 import triton.language as tl
 
@@ -58,7 +60,7 @@ kernel = triton.autotune(
     do_bench=counting_bench,
 )(triton.jit(copy))
 for n, expected in ((100, 2), (1000, 4), (100_000, 8)):
-    x = torch.rand(n)
+    x = torch.rand(n, device=DEVICE)
     out = torch.empty_like(x)
     timed.clear()
     kernel[grid](x, out, n)  # (2)!
@@ -82,7 +84,7 @@ for top_k, expected in ((2, 2), (1, 1 if version < (3, 9) else 0)):  # (2)!
         prune_configs_by={"perf_model": made_up_model, "top_k": top_k},
         do_bench=counting_bench,
     )(triton.jit(copy))
-    x = torch.rand(100_000)
+    x = torch.rand(100_000, device=DEVICE)
     timed.clear()
     kernel[grid](x, torch.empty_like(x), x.numel())
     best = kernel.best_config

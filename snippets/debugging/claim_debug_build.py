@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "compiles for an H200 without using a GPU; claim_device_assert_gpu.py runs the asserts on the GPU", skip-zh = "不用 GPU 就为 H200 编译；断言在 GPU 上的实际运行见 claim_device_assert_gpu.py" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: tl.device_assert reaches the compiled code only in a debug build, and a debug build

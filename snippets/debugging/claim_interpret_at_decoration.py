@@ -3,13 +3,13 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { skip = "checks where the CPU interpreter is switched on; it needs no GPU", skip-zh = "检查的是 CPU 解释器在哪一步打开，不需要 GPU" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: TRITON_INTERPRET is read when @triton.jit decorates a function, not when it launches.
 
 A function decorated before the variable is set stays a compiled (GPU) kernel; one decorated
-after it is interpreted on the CPU. Runs on a CPU without a GPU: python claim_interpret_at_decoration.py
+after it is interpreted on the CPU. Runs on any machine: python claim_interpret_at_decoration.py
 Fails the day a Triton release reads the variable at launch instead.
 """
 
@@ -37,10 +37,16 @@ print(f"decorated after: {type(interpreted).__name__}")
 x, out = torch.arange(8.0), torch.empty(8)
 interpreted[(1,)](x, out, BLOCK_SIZE=8)
 assert torch.equal(out, x * 2)
+on_gpu = torch.cuda.is_available()
+expected = ValueError if on_gpu else RuntimeError  # CPU pointers refused; or no driver at all
 try:
     compiled[(1,)](x, out, BLOCK_SIZE=8)  # (3)!
-except RuntimeError as exc:
-    print(f"the kernel decorated before, launched on CPU tensors: RuntimeError: {exc}")
+except expected as exc:
+    where = "a GPU machine" if on_gpu else "no GPU"
+    print(
+        f"the kernel decorated before, launched on CPU tensors ({where}): "
+        f"{type(exc).__name__}: {exc}"
+    )
 else:
     raise AssertionError("the kernel decorated before the variable ran: update the page")
 # --8<-- [end:claim]

@@ -3,7 +3,7 @@
 # dependencies = ["torch", "triton"]
 #
 # [tool.snippet]
-# gpu = { skip = "checks which object wrap_triton returns; no kernel is launched", skip-zh = "检查的是 wrap_triton 返回什么对象，不启动任何内核" }
+# gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # ///
 """Claim: in eager mode, wrap_triton(kernel) outside a triton_op returns a wrapper that launches
