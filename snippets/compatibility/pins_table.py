@@ -69,6 +69,52 @@ for row in pins["triton"]:
 # --8<-- [end:table]
 
 
+# --8<-- [start:facts]
+def spans(versions: list[str]) -> str:
+    """Runs of consecutive torch releases: '2.5.0 to 2.10.0', or one release alone."""
+    order = [r["version"] for r in pins["torch"]]
+    runs: list[list[str]] = []
+    for v in versions:
+        if runs and order.index(v) == order.index(runs[-1][-1]) + 1:
+            runs[-1].append(v)
+        else:
+            runs.append([v])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs)
+
+
+def group_by(key) -> dict:
+    groups: dict = {}
+    for r in pins["torch"]:
+        groups.setdefault(key(r), []).append(r["version"])
+    return groups
+
+
+linux = lambda r: r["x86_64"]["triton"]
+machines = group_by(lambda r: 'platform_machine == "x86_64"' in linux(r)["marker"])
+print(
+    f"marker: x86_64 only for torch {spans(machines.get(True, []))}; "
+    f"every Linux machine for torch {spans(machines.get(False, []))}"
+)
+caps = group_by(
+    lambda r: (re.findall(r'python_version < "([\d.]+)"', linux(r)["marker"]) or [""])[0]
+)
+print(
+    "Python cap: "
+    + "; ".join(
+        f"no triton from Python {cap} for torch {spans(v)}" for cap, v in caps.items() if cap
+    )
+    + f"; none for torch {spans(caps.get('', []))}"
+)
+kinds = group_by(lambda r: linux(r)["requirement"][len("triton") :][:2])
+print("pin: " + "; ".join(f"{op} for torch {spans(v)}" for op, v in kinds.items()))
+shared = group_by(lambda r: linux(r)["requirement"])
+print(
+    "one triton, several torch releases: "
+    + "; ".join(f"{req} for torch {', '.join(v)}" for req, v in shared.items() if len(v) > 1)
+)
+# --8<-- [end:facts]
+
+
 # --8<-- [start:check]
 def satisfies(version: str, requirement: str) -> bool:
     """'3.6.0' against 'triton==3.6.0' or 'triton~=3.9.0' (3.9.x, x >= 0)."""
