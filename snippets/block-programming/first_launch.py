@@ -3,13 +3,13 @@
 # dependencies = ["torch", "triton", "numpy"]
 #
 # [tool.snippet]
-# gpu = { min-cc = "8.0" }
+# gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "measures compilation and CUDA start-up, which the interpreter does not have", skip-zh = "测的是编译和 CUDA 启动的耗时，解释器没有这两样" }
 # ///
 """Where a kernel's first launch spends its time: one-time start-up, or compiling?
 
 On a CUDA GPU:  python first_launch.py
-Runs the same measurement in 5 fresh processes with an empty Triton cache, then 5 more that find
+Runs the same measurement in 3 fresh processes with an empty Triton cache, then 3 more that find
 the compiled kernel in the on-disk cache, and reports the median and range of each part.
 """
 
@@ -29,7 +29,7 @@ import triton
 import triton.language as tl
 
 IMPORT_MS = (time.perf_counter() - T0) * 1e3
-REPEATS = 5
+REPEATS = 3
 
 
 @triton.jit
