@@ -67,6 +67,7 @@ TEXT = {
         "compile": {"included": "compile time included", "excluded": "compile time excluded"},
         "reference": "against {reference}",
         "unmeasured": "not measured for this lock (no GPU run)",
+        "unmeasured_pending": "not measured yet (the file's GPU run is pending)",
         "lock_column": "Lock",
         "printed_column": "What the claim printed",
         "bench_shape": "shape",
@@ -107,6 +108,7 @@ TEXT = {
         "compile": {"included": "含编译时间", "excluded": "不含编译时间"},
         "reference": "对照 {reference}",
         "unmeasured": "本锁定版本未测（没有 GPU 运行）",
+        "unmeasured_pending": "尚未测量（这个文件的 GPU 运行尚待进行）",
         "lock_column": "锁定版本",
         "printed_column": "断言文件的输出",
         "bench_shape": "形状",
@@ -351,7 +353,12 @@ def with_unit(value: float, unit: str | None) -> str:
 
 
 class Unmeasured(Exception):
-    """A figure or output that only a GPU run gives, on a lock that no GPU verifies."""
+    """A figure or output that only a GPU run gives, on a lock that no GPU verifies (or that a
+    pending GPU run of the file will give: ``pending`` is then true)."""
+
+    def __init__(self, pending: bool = False):
+        super().__init__()
+        self.pending = pending
 
 
 def _source_entry(path: str, need_figure: str | None = None, label: str | None = None):
@@ -362,13 +369,16 @@ def _source_entry(path: str, need_figure: str | None = None, label: str | None =
         lock = build_state().lock
         if not lock.devices and records.read_snippet_needs(path).runs_on_gpu:
             raise Unmeasured() from exc
+        if path in lock.pending and need_figure is not None:  # new in the file, not yet run
+            raise Unmeasured(pending=True) from exc
         raise PluginError(f"lock {lock.id}: {exc}") from exc
 
 
-def unmeasured_html(lang: str, path: str) -> str:
+def unmeasured_html(lang: str, path: str, pending: bool = False) -> str:
+    text = TEXT[lang]["unmeasured_pending" if pending else "unmeasured"]
     return (
         f'<span class="record-unmeasured" data-snippet="{html.escape(path)}">'
-        f"{html.escape(TEXT[lang]['unmeasured'])}</span>"
+        f"{html.escape(text)}</span>"
     )
 
 
@@ -756,8 +766,8 @@ def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
             raise PluginError(f"{m.group(0)}: takes {arity} string argument(s)")
         try:
             return function(lang, cards, *args)
-        except Unmeasured:
-            return unmeasured_html(lang, args[0])
+        except Unmeasured as exc:
+            return unmeasured_html(lang, args[0], exc.pending)
         except (LookupError, records.LockError, PluginError) as exc:
             if build_state().draft:
                 log.info(f"draft: {m.group(0)}: {exc}")

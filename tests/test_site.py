@@ -603,9 +603,16 @@ def test_pending_snippet_builds_and_says_so_with_its_figures(project_copy, tmp_p
     snippet = project_copy / path
     snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
     add_pending(project_copy, path)
+    new_figure = f'{{{{ figure("{path}", "added_since_the_run") }}}}'  # the edit added it
+    for lang in ("en", "zh"):
+        source = project_copy / "docs" / lang / "block-programming/index.md"
+        source.write_text(source.read_text() + f"\n\nA new figure: {new_figure}.\n")
     proc = build_site(project_copy, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     page = "block-programming/index.html"
+    for lang, words in (("", "not measured yet (the file&#x27;s GPU run is pending)"),
+                        ("zh", "尚未测量（这个文件的 GPU 运行尚待进行）")):  # fmt: skip
+        assert words in (tmp_path / "out" / lang / page).read_text(), lang
     en = parse(tmp_path / "out" / page)
     zh = parse(tmp_path / "out/zh" / page)
     for parsed, reason, stale in (
