@@ -11,11 +11,12 @@ On a GPU it runs without TRITON_INTERPRET, in two phases: first the snippets tha
 several at once on each GPU (--beside), then those that declare `gpu = { ..., timing = true }`,
 one per GPU with nothing else running on it; the record marks each row with `alone`, and a
 snippet that prints a timing beside others fails. With --cpu, no GPU is visible to it and it runs
-the way its [tool.snippet] table says. Shows progress, ends with a table, and writes
-locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu") after every snippet, so a run
-stopped part-way (or at --deadline) keeps what it did. Exits 1 when a snippet
-failed, 2 when this machine does not match the lock. Needs only the standard library, torch and
-triton, in the lock's versions.
+the way its [tool.snippet] table says, in the same two phases (--jobs at a time, then the timing
+files one at a time, so that a compile or build time measured on the CPU has it to itself).
+Shows progress, ends with a table, and writes locks/<lock>.<platform>.json (platform: the GPU's
+slug, or "cpu") after every snippet, so a run stopped part-way (or at --deadline) keeps what it
+did. Exits 1 when a snippet failed, 2 when this machine does not match the lock. Needs only
+the standard library, torch and triton, in the lock's versions.
 """
 
 from __future__ import annotations
@@ -275,9 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     previous = records.load_record(lock.id, platform_name)
     last_seconds = {e["path"]: e["seconds"] for e in (previous or {}).get("snippets", [])}
     all_needs.sort(key=lambda n: -last_seconds.get(n.path, 60.0))  # longest first: even finish
-    if args.cpu:
-        phases = [[(None, 0, None)] * (args.jobs or 2)]
-        queues = [list(all_needs)]
+    if args.cpu:  # the same two phases: what times nothing --jobs at a time, then each timing
+        phases = [[(None, 0, None)] * (args.jobs or 2), [(None, 0, None)]]
+        queues = [
+            [n for n in all_needs if not n.gpu_timing],
+            [n for n in all_needs if n.gpu_timing],
+        ]
     else:  # first what times nothing, several per GPU; then each timing with its GPU to itself
         import torch
 
@@ -360,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
         if not queue:
             continue
         if args.cpu:
-            where = f"{len(slots)} at a time"
+            where = f"phase {number}, " + (
+                f"{len(slots)} at a time" if number == 1 else "the timing files, one at a time"
+            )
         elif slots[0][1]:
             where = f"phase {number}, timing nothing: {slots[0][1] + 1} at a time per GPU"
         else:

@@ -162,13 +162,16 @@ class CpuRuns:
             timeout=needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR,
         )
 
-    def start_all(self) -> None:
-        """Queue every CPU-runnable snippet under every lock, longest first."""
+    def start_all(self, wanted: set[tuple[str, str]] | None = None) -> None:
+        """Queue every CPU-runnable snippet under every lock (or only the (lock id, path) pairs
+        in ``wanted``), longest first."""
         jobs = []
         for lock in LOCKS:
             record = records.load_record(lock.id, records.CPU) or {"snippets": []}
             seconds = {e["path"]: e["seconds"] for e in record["snippets"]}
             for path in records.list_snippets():
+                if wanted is not None and (lock.id, path) not in wanted:
+                    continue
                 if records.read_snippet_needs(path).runs_on_cpu:
                     jobs.append((-seconds.get(path, 60.0), lock, path))
         for _, lock, path in sorted(jobs, key=lambda j: j[0]):
@@ -183,8 +186,17 @@ CPU_RUNS = CpuRuns()
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected what will not run
 def pytest_collection_modifyitems(session, config, items):
-    if any("cpu_runs" in getattr(item, "fixturenames", ()) for item in items):
-        CPU_RUNS.start_all()
+    wanted: set[tuple[str, str]] = set()
+    for item in items:
+        if "cpu_runs" not in getattr(item, "fixturenames", ()):
+            continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "lock" not in params or "path" not in params:
+            CPU_RUNS.start_all()  # a test that may ask for any run
+            return
+        wanted.add((params["lock"].id, params["path"]))
+    if wanted:
+        CPU_RUNS.start_all(wanted)
 
 
 @pytest.fixture(scope="session")

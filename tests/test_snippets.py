@@ -95,7 +95,9 @@ def test_quoted_output_is_what_the_snippet_prints(path, label, lock, cpu_runs):
             raise
         pytest.skip(f"printed only on a GPU, and no GPU verifies {lock.id}: the page says so")
     quoted = records.find_output(source.entry, label)
-    assert source.state.verified, f"{path}: the quoted record is {source.state.name}"
+    assert source.state.verified or path in lock.pending, (
+        f"{path}: the quoted record is {source.state.name}, and the file is not pending"
+    )  # a pending file's quotes come from its last run, and the page says so
     cpu_entry = states[records.CPU].entry
     printed_on_cpu = cpu_entry is not None and any(
         line.startswith(label) for line in cpu_entry["stdout"]
