@@ -53,6 +53,7 @@ TEXT = {
         "card_back": "back to the text",
         "printed": "printed by {file}",
         "changed_since": "the snippet changed since this run",
+        "alone": "nothing else ran on the GPU meanwhile",
         "pending": "a GPU re-run is pending",
         "runs": "{n} runs",
         "spread": {"min-max": "range", "p20-p80": "20–80 % quantiles"},
@@ -67,7 +68,7 @@ TEXT = {
         "compile": {"included": "compile time included", "excluded": "compile time excluded"},
         "reference": "against {reference}",
         "unmeasured": "not measured for this lock (no GPU run)",
-        "unmeasured_pending": "not measured yet (the file's GPU run is pending)",
+        "unmeasured_pending": "[not measured yet: the file's GPU run is pending]",
         "lock_column": "Lock",
         "printed_column": "What the claim printed",
         "bench_shape": "shape",
@@ -94,6 +95,7 @@ TEXT = {
         "card_back": "回到正文",
         "printed": "{file} 的输出",
         "changed_since": "此后代码片段已修改",
+        "alone": "运行期间 GPU 上没有别的程序",
         "pending": "等待 GPU 重新运行",
         "runs": "{n} 次运行",
         "spread": {"min-max": "范围", "p20-p80": "20–80 % 分位"},
@@ -108,7 +110,7 @@ TEXT = {
         "compile": {"included": "含编译时间", "excluded": "不含编译时间"},
         "reference": "对照 {reference}",
         "unmeasured": "本锁定版本未测（没有 GPU 运行）",
-        "unmeasured_pending": "尚未测量（这个文件的 GPU 运行尚待进行）",
+        "unmeasured_pending": "[尚未测量：这个文件的 GPU 运行尚待进行]",
         "lock_column": "锁定版本",
         "printed_column": "断言文件的输出",
         "bench_shape": "形状",
@@ -396,6 +398,8 @@ def _record_card(lang: str, s: records.SnippetState, what: list[str]) -> str:
     ]
     if record["platform"] != records.CPU:
         parts.insert(len(what) + 1, f"driver {record['device']['driver']}, CUDA {versions['cuda']}")
+        if entry.get("alone"):  # the runner gave this timing the GPU to itself
+            parts.insert(len(what) + 2, text["alone"])
     if s.state.name == "pending":
         parts.append(text["pending"])
     if not s.state.verified:

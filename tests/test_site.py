@@ -402,6 +402,7 @@ def test_figures_and_outputs_come_from_the_records_with_their_id_cards(site_dir,
         assert quote["data-state"] == s.state.name
         if not s.state.verified:
             assert text["changed_since"] in card
+        assert (text["alone"] in card) == bool(s.entry.get("alone")), card  # GPU to itself
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -627,8 +628,8 @@ def test_pending_snippet_builds_and_says_so_with_its_figures(project_copy, tmp_p
     proc = build_site(project_copy, tmp_path / "out")
     assert proc.returncode == 0, proc.stderr
     page = "block-programming/index.html"
-    for lang, words in (("", "not measured yet (the file&#x27;s GPU run is pending)"),
-                        ("zh", "尚未测量（这个文件的 GPU 运行尚待进行）")):  # fmt: skip
+    for lang, words in (("", "[not measured yet: the file&#x27;s GPU run is pending]"),
+                        ("zh", "[尚未测量：这个文件的 GPU 运行尚待进行]")):  # fmt: skip
         assert words in (tmp_path / "out" / lang / page).read_text(), lang
     en = parse(tmp_path / "out" / page)
     zh = parse(tmp_path / "out/zh" / page)
