@@ -77,7 +77,7 @@ FIGURE_KEYS = {
     "compile",
 }
 # A measured quantity (time, throughput) moves between runs: it carries its spread.
-MEASURED_UNITS = ("s", "ms", "us", "µs", "ns", "GB/s", "TB/s", "TFLOP/s")
+MEASURED_UNITS = ("s", "ms", "us", "µs", "ns", "GB/s", "TB/s", "TFLOP/s", "tokens/s")
 
 
 def validate_figure(name: str, figure: object) -> None:
@@ -574,12 +574,11 @@ def load_record(lock_id: str, platform: str) -> dict | None:
 
 def times_something(entry: dict) -> bool:
     """Whether a record's row holds a timing: benchmark rows, or a figure that is measured (a
-    unit in MEASURED_UNITS, a rate per second) or says whether compile time is in it."""
+    unit in MEASURED_UNITS) or says whether compile time is in it."""
     if entry.get("benchmark"):
         return True
     return any(
-        (f.get("unit") in MEASURED_UNITS or str(f.get("unit", "")).endswith("/s") or "compile" in f)
-        and f.get("statistic") != "spec"
+        (f.get("unit") in MEASURED_UNITS or "compile" in f) and f.get("statistic") != "spec"
         for f in entry.get("figures", {}).values()
     )
 

@@ -276,26 +276,32 @@ def main(argv: list[str] | None = None) -> int:
     previous = records.load_record(lock.id, platform_name)
     last_seconds = {e["path"]: e["seconds"] for e in (previous or {}).get("snippets", [])}
     all_needs.sort(key=lambda n: -last_seconds.get(n.path, 60.0))  # longest first: even finish
-    if args.cpu:  # the same two phases: what times nothing --jobs at a time, then each timing
-        phases = [[(None, 0, None)] * (args.jobs or 2), [(None, 0, None)]]
-        queues = [
-            [n for n in all_needs if not n.gpu_timing],
-            [n for n in all_needs if n.gpu_timing],
+    # Two phases, on either platform: what times nothing, several at once; then each timing
+    # file with the machine (on a GPU: its GPU) to itself. Each phase: a label, its worker
+    # slots (GPU number, how many others run beside, torch's CPU threads), its queue.
+    untimed = [n for n in all_needs if not n.gpu_timing]
+    timed = [n for n in all_needs if n.gpu_timing]
+    if args.cpu:
+        jobs = args.jobs or 2
+        phases = [
+            (f"{jobs} at a time", [(None, 0, None)] * jobs, untimed),
+            ("the timing files, one at a time", [(None, 0, None)], timed),
         ]
-    else:  # first what times nothing, several per GPU; then each timing with its GPU to itself
+    else:
         import torch
 
         gpus = list(range(torch.cuda.device_count()))
         cores = os.cpu_count() or 1
         per_gpu = args.beside or max(1, min(6, cores // 3 // max(1, len(gpus))))
         threads = max(1, cores // (per_gpu * max(1, len(gpus))))
-        shared = [n for n in all_needs if not n.gpu_timing]
-        timing = [n for n in all_needs if n.gpu_timing]
         phases = [
-            [(g, per_gpu - 1, threads) for g in gpus for _ in range(per_gpu)],
-            [(g, 0, None) for g in gpus],
+            (
+                f"timing nothing: {per_gpu} at a time per GPU",
+                [(g, per_gpu - 1, threads) for g in gpus for _ in range(per_gpu)],
+                untimed,
+            ),
+            ("timings: one per GPU, nothing beside it", [(g, 0, None) for g in gpus], timed),
         ]
-        queues = [shared, timing]
     started = dt.datetime.now(dt.timezone.utc)
     clock = time.perf_counter()
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -360,22 +366,17 @@ def main(argv: list[str] | None = None) -> int:
                     flush=True,
                 )
 
-    for number, (slots, queue) in enumerate(zip(phases, queues, strict=True), 1):
+    for number, (label, slots, queue) in enumerate(phases, 1):
         if not queue:
             continue
-        if args.cpu:
-            where = f"phase {number}, " + (
-                f"{len(slots)} at a time" if number == 1 else "the timing files, one at a time"
-            )
-        elif slots[0][1]:
-            where = f"phase {number}, timing nothing: {slots[0][1] + 1} at a time per GPU"
-        else:
-            where = f"phase {number}, timings: one per GPU, nothing beside it"
-        print(f"running {len(queue)} snippets, {where} ({len(slots)} slots)", flush=True)
-        threads_ = [threading.Thread(target=worker, args=(queue, *slot)) for slot in slots]
-        for thread in threads_:
+        print(
+            f"running {len(queue)} snippets, phase {number}, {label} ({len(slots)} slots)",
+            flush=True,
+        )
+        workers = [threading.Thread(target=worker, args=(queue, *slot)) for slot in slots]
+        for thread in workers:
             thread.start()
-        for thread in threads_:
+        for thread in workers:
             thread.join()
     print_table(sorted(rows, key=lambda r: r["path"]))
     if skipped_for_time:
