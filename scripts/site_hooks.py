@@ -29,6 +29,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import jinja2
+import jinja2.bccache
+from mkdocs import plugins
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -169,8 +172,50 @@ def build_state() -> BuildState:
     return STATE
 
 
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Jinja's compiled templates kept in memory for the build (keyed by name and source)."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.key in self.code:
+            bucket.bytecode_from_string(self.code[bucket.key])
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+
+
+COMPILED_TEMPLATES = CompiledTemplates()
+
+
+def compile_notebook_templates_once() -> None:
+    """mkdocs-jupyter makes two nbconvert exporters per notebook, and each compiled the same
+    Jinja templates again (a fifth of the build's time): they share COMPILED_TEMPLATES."""
+    from nbconvert.exporters.templateexporter import TemplateExporter
+
+    create = TemplateExporter._create_environment
+    if getattr(create, "shares_compiled_templates", False):
+        return
+
+    def create_environment(self):
+        environment = create(self)
+        environment.bytecode_cache = COMPILED_TEMPLATES
+        return environment
+
+    create_environment.shares_compiled_templates = True
+    TemplateExporter._create_environment = create_environment
+
+
+def on_env(env, config, files):
+    """The theme's templates, compiled once for both languages' builds."""
+    env.bytecode_cache = COMPILED_TEMPLATES
+    return env
+
+
 def on_config(config):
     global STATE
+    compile_notebook_templates_once()
     lock_id = os.environ.get("DOCS_LOCK") or records.current_lock_id()
     try:
         lock = records.load_lock(lock_id)
@@ -788,6 +833,38 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     cards = PageCards(lang)
     markdown = add_snippet_blocks(expand_tokens(markdown, lang, cards), lang)
     return markdown + id_cards_section(cards)
+
+
+# Material's search plugin reads every page with Python's HTMLParser; most of the tags it walks
+# are Pygments' token spans inside code blocks, which it drops while keeping their text. It reads
+# a copy with those spans taken out (the same text inside the same <pre> and <code>, so the same
+# index: tests/test_site.py compares it), and the page keeps its highlighting.
+PRE_BLOCK = re.compile(r"<pre\b.*?</pre>", re.S)
+TAG_INSIDE_PRE = re.compile(r"<(?!/?(?:pre|code)\b)[^>]*>")
+SEARCH_ATTRIBUTE = re.compile(r'\s?data-search-\w+="[^"]+"')  # what the search plugin removes
+
+
+def code_spans_removed(content: str) -> str:
+    return PRE_BLOCK.sub(lambda m: TAG_INSIDE_PRE.sub("", m.group(0)), content)
+
+
+@plugins.event_priority(100)  # before the search plugin (0)
+def _page_context_before_search(context, page, config, nav):
+    page.highlighted_content = page.content
+    page.content = code_spans_removed(page.content)
+    return context
+
+
+@plugins.event_priority(-100)  # after it, before the template renders the page
+def _page_context_after_search(context, page, config, nav):
+    highlighted = getattr(page, "highlighted_content", None)
+    if highlighted is not None:
+        page.content = SEARCH_ATTRIBUTE.sub("", highlighted)
+        del page.highlighted_content
+    return context
+
+
+on_page_context = plugins.CombinedEvent(_page_context_before_search, _page_context_after_search)
 
 
 def on_post_page(output: str, page, config) -> str:

@@ -4,6 +4,7 @@ what a page quotes of a snippet's output is what the snippet prints."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -272,6 +273,20 @@ def test_a_snippet_that_times_something_on_the_gpu_declares_it(path):
                     "gpu = { ..., timing = true }"
                 )
                 assert row.get("alone", True), f"{path}: its timing ran beside other snippets"
+
+
+@pytest.mark.parametrize("path", SNIPPETS)
+def test_a_snippet_prints_the_reserved_prefixes_only_before_json(path):
+    """`figures: ` and `benchmark: ` start the structured lines the runner parses as JSON: a
+    human line that starts the same way (say "benchmark: all checks passed") would fail the run
+    on the GPU, where a CPU-skipped snippet is first parsed."""
+    source = (REPO / path).read_text()
+    literal = re.compile(r"""print\(\s*f?["'](?:figures|benchmark): ([^"']*)""")
+    for match in literal.finditer(source):
+        rest = source[match.end(1) : match.end(1) + 40]
+        assert match.group(1).startswith("{json.dumps(") or rest.lstrip("\"' ").startswith(
+            "+ json.dumps("
+        ), f"{path}: {match.group(0)!r} is not followed by JSON"
 
 
 TIMED = """\

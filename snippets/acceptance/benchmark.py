@@ -194,4 +194,4 @@ if __name__ == "__main__":
     for t in TOKENS:
         print(f"tokens={t:6}: " + "  ".join(f"{n} {medians[n, t]:8.2f} us" for n in mix))
     print("figures: " + json.dumps(figures))
-    print("benchmark: all checks passed")
+    print("acceptance benchmark: all checks passed")
