@@ -1,8 +1,9 @@
 """The built site in a real browser: Debian's Chromium driven by Playwright (no browser download).
 
 Every lock is built and served the way mike publishes it, each under its version folder with a
-mike-style versions.json, to catch absolute links. On every page: the language switcher and the
-version selector land on the same page; axe-core finds no serious or critical violation in the
+mike-style versions.json, to catch absolute links. The language switcher and the version
+selector land on the same page (driven on four pages; every page is where they look for it, in
+each version's sitemap); on every page, axe-core finds no serious or critical violation in the
 light or the dark scheme with every collapsed block open. A copied complete file runs as is.
 Screenshots go to build/screenshots/ for a person to look at.
 """
@@ -17,8 +18,10 @@ import re
 import shutil
 import subprocess
 import threading
+import urllib.request
+import xml.etree.ElementTree as ET
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 import pytest
 import site_hooks
@@ -109,7 +112,8 @@ def browser():
 
 
 @pytest.fixture
-def page(browser):
+def page_with_search(browser):
+    """A fresh page that loads the site as a reader's browser does, search index included."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = context.new_page()
@@ -122,6 +126,21 @@ def page(browser):
     context.close()
     assert not outside, f"the site requested outside hosts: {sorted(outside)}"
     assert not errors, "JavaScript errors on the page:\n" + "\n".join(errors)
+
+
+@pytest.fixture
+def page(page_with_search, site_dir):
+    """The same, for every test but the search test: each page load gets the site's own search
+    index config with no documents in it. Material's search worker builds its index from the
+    whole file on every load (the largest thing a load parses), and what the other tests check
+    does not depend on it."""
+    index = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
+    empty = json.dumps({**index, "docs": []})
+    page_with_search.route(
+        "**/search/search_index.json",
+        lambda route: route.fulfill(body=empty, content_type="application/json"),
+    )
+    return page_with_search
 
 
 def switch_language(page, lang: str) -> None:
@@ -140,9 +159,51 @@ def switch_version(page, lock) -> None:
 
 
 SOURCES = doc_pages("en")  # the same pages in both languages (tests/test_site.py)
+# Driven in the browser: the home page, a chapter, a notebook and a page at the top level; that
+# every other page is where the switchers look for it is test_every_page_is_in_every_sitemap.
+SWITCHED = ["index.md", "block-programming/index.md", "notebooks/reading-a-gpu-record.ipynb",
+            "glossary.md"]  # fmt: skip
+SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
 
-@pytest.mark.parametrize("source", SOURCES)
+def test_every_page_is_where_both_switchers_look_for_it(server):
+    """The static half of the switcher test, on every page of each language in each version:
+    its language links point at the same page in each language, and Material's version
+    selector finds it in each version's sitemap.xml, where it looks (the page's path below the
+    version folder, resolved against the sitemap's common prefix, must be listed; else the
+    selector lands on that version's home page)."""
+    assert set(SWITCHED) <= set(SOURCES)
+
+    def read(url: str) -> str:
+        with urllib.request.urlopen(url) as response:
+            return response.read().decode("utf-8")
+
+    for lock in LOCKS:
+        root = server + lock.mike_version + "/"
+        listed = {
+            loc.text for loc in ET.fromstring(read(root + "sitemap.xml")).iter(SITEMAP + "loc")
+        }
+        prefix = os.path.commonprefix(sorted(listed))
+        unlisted, astray = [], []
+        for source in SOURCES:
+            for lang in ("en", "zh"):
+                if prefix + page_url(lang, source) not in listed:
+                    unlisted.append(page_url(lang, source))
+                url = root + page_url(lang, source)
+                links = dict(
+                    (hreflang, href)
+                    for href, hreflang in re.findall(
+                        r'<a href="([^"]*)" hreflang="([^"]+)"', read(url)
+                    )
+                )
+                for other in ("en", "zh"):
+                    if urljoin(url, links.get(other, "")) != root + page_url(other, source):
+                        astray.append((page_url(lang, source), other, links.get(other)))
+        assert not unlisted, f"{lock.id}: not where the version selector looks: {unlisted}"
+        assert not astray, f"{lock.id}: language links to another page: {astray}"
+
+
+@pytest.mark.parametrize("source", SWITCHED)
 def test_language_and_version_switchers_land_on_the_same_page(page, server, site_dir, source):
     """Both switchers, both ways, in every version: English in the current version -> Chinese
     -> the next version -> English -> ... -> back to the current version. mike's version
@@ -151,14 +212,6 @@ def test_language_and_version_switchers_land_on_the_same_page(page, server, site
     def url(lock, lang: str) -> str:
         return server + lock.mike_version + "/" + page_url(lang, source)
 
-    # search is not what this test checks, and its index is the largest thing each of these
-    # page loads parses: serve the site's own index config with no documents in it
-    index = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
-    empty = json.dumps({**index, "docs": []})
-    page.route(
-        "**/search/search_index.json",
-        lambda route: route.fulfill(body=empty, content_type="application/json"),
-    )
     lang, lock = "en", CURRENT
     page.goto(url(lock, lang))
     for target in [*(other for other in LOCKS if other.id != CURRENT.id), CURRENT]:
@@ -186,7 +239,8 @@ def search_for(page, query: str) -> None:
     search.press("End")
 
 
-def test_chinese_search_lands_on_the_chinese_page(page, base_url):
+def test_chinese_search_lands_on_the_chinese_page(page_with_search, base_url):
+    page = page_with_search
     page.goto(base_url + "zh/")
     search_for(page, "掩码")
     results = page.locator(".md-search-result__item > a")
