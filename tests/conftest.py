@@ -76,6 +76,40 @@ def build_site(
     return done
 
 
+def git(cwd, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.fixture(scope="session")
+def published(tmp_path_factory) -> Path:
+    """A clone of the project with every lock deployed to its local gh-pages branch by
+    `make publish`'s script: tests/test_deploy.py checks the branch, tests/test_browser.py
+    serves it."""
+    clone = copy_project(tmp_path_factory.mktemp("clone"))
+    ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    git(clone, "init", "-q", "-b", "main")
+    git(clone, *ident, "add", ".")
+    git(clone, *ident, "commit", "-q", "-m", "docs")
+    env_git = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    proc = subprocess.run(
+        [sys.executable, "scripts/deploy_docs.py", "--all"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=quiet_env(**env_git, PATH=os.environ["PATH"]),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return clone
+
+
 SITE_BUILD: dict[str, float] = {}  # the session's build of the site: its CPU seconds
 
 

@@ -4,46 +4,11 @@ throwaway clone, with the alias `latest` on the newest GPU-verified lock."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
-from conftest import CURRENT, LOCKS, copy_project, quiet_env
+from conftest import CURRENT, LOCKS, git
 
 pytestmark = pytest.mark.slow
-
-
-def git(cwd, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
-
-
-@pytest.fixture(scope="module")
-def published(tmp_path_factory):
-    """A clone of the project with every lock deployed to its local gh-pages branch."""
-    clone = copy_project(tmp_path_factory.mktemp("clone"))
-    ident = ["-c", "user.name=t", "-c", "user.email=t@t"]
-    git(clone, "init", "-q", "-b", "main")
-    git(clone, *ident, "add", ".")
-    git(clone, *ident, "commit", "-q", "-m", "docs")
-    env_git = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    proc = subprocess.run(
-        [sys.executable, "scripts/deploy_docs.py", "--all"],
-        cwd=clone,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env=quiet_env(**env_git, PATH=os.environ["PATH"]),
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return clone
 
 
 def test_every_lock_is_a_version_newest_first_with_latest_on_the_current_lock(published):
