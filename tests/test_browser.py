@@ -1,11 +1,11 @@
 """The built site in a real browser: Debian's Chromium driven by Playwright (no browser download).
 
-What is served is the gh-pages branch that `make publish`'s script deploys with mike (every lock
-under its version folder, mike's versions.json), to catch absolute links. The language switcher and the version
-selector land on the same page (driven on four pages; every page is where they look for it, in
-each version's sitemap); on every page, axe-core finds no serious or critical violation in the
-light or the dark scheme with every collapsed block open. A copied complete file runs as is.
-Screenshots go to build/screenshots/ for a person to look at.
+What is served is the gh-pages branch that `make publish`'s script deploys with mike (every
+lock under its version folder, mike's versions.json), to catch absolute links. The language
+switcher and the version selector land on the same page (driven on four pages; every page is
+where they look for it, in each version's sitemap); on every page, axe-core finds no serious or
+critical violation in the light or the dark scheme with every collapsed block open. A copied
+complete file runs as is. Screenshots go to build/screenshots/ for a person to look at.
 """
 
 from __future__ import annotations
