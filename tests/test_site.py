@@ -539,6 +539,7 @@ def test_chinese_search_index_is_segmented(site_dir):
     "page", ["acceptance/index.md", "cpp-extensions/index.md", "matmul/benchmarks.ipynb"]
 )
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.filterwarnings("ignore:pkg_resources is deprecated:UserWarning")  # jieba's import
 def test_search_reads_the_same_text_without_the_code_highlighting(site_dir, page, lang):
     """site_hooks gives the search plugin each page with Pygments' spans taken out of its code
     blocks (a third of the build's time went into walking them): Material's own parser must
