@@ -162,7 +162,7 @@ def switch_version(page, lock) -> None:
 
 SOURCES = doc_pages("en")  # the same pages in both languages (tests/test_site.py)
 # Driven in the browser: the home page, a chapter, a notebook and a page at the top level; that
-# every other page is where the switchers look for it is test_every_page_is_in_every_sitemap.
+# every other page is where they look for it is test_every_page_is_where_both_switchers_look_for_it.
 SWITCHED = ["index.md", "block-programming/index.md", "notebooks/reading-a-gpu-record.ipynb",
             "glossary.md"]  # fmt: skip
 SITEMAP = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -206,7 +206,7 @@ def test_every_page_is_where_both_switchers_look_for_it(server):
 
 
 @pytest.mark.parametrize("source", SWITCHED)
-def test_language_and_version_switchers_land_on_the_same_page(page, server, site_dir, source):
+def test_language_and_version_switchers_land_on_the_same_page(page, server, source):
     """Both switchers, both ways, in every version: English in the current version -> Chinese
     -> the next version -> English -> ... -> back to the current version. mike's version
     selector and the i18n language switcher must keep the page (mkdocs-static-i18n 265)."""

@@ -280,13 +280,11 @@ def test_a_snippet_prints_the_reserved_prefixes_only_before_json(path):
     """`figures: ` and `benchmark: ` start the structured lines the runner parses as JSON: a
     human line that starts the same way (say "benchmark: all checks passed") would fail the run
     on the GPU, where a CPU-skipped snippet is first parsed."""
-    source = (REPO / path).read_text()
-    literal = re.compile(r"""print\(\s*f?["'](?:figures|benchmark): ([^"']*)""")
-    for match in literal.finditer(source):
-        rest = source[match.end(1) : match.end(1) + 40]
-        assert match.group(1).startswith("{json.dumps(") or rest.lstrip("\"' ").startswith(
-            "+ json.dumps("
-        ), f"{path}: {match.group(0)!r} is not followed by JSON"
+    not_json = re.compile(
+        r"""print\(\s*f?(["'])(?:figures|benchmark): (?!\{json\.dumps\(|\1 \+ json\.dumps\()"""
+    )
+    found = [m.group(0) for m in not_json.finditer((REPO / path).read_text())]
+    assert not found, f"{path}: {found} not followed by JSON"
 
 
 TIMED = """\
