@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import snippet_records as records
@@ -318,3 +319,32 @@ def test_the_gpu_runner_refuses_a_timing_measured_beside_other_snippets(tmp_path
             records.validate_record(record)
     else:
         records.validate_record(record)
+
+
+def test_the_runner_compiles_bytecode_once_where_the_install_has_none(tmp_path, monkeypatch):
+    import compileall
+    import importlib
+    import shutil
+
+    import verify_snippets
+
+    package = tmp_path / "no_bytecode_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    env = verify_snippets.bytecode_cache_env({}, "no_bytecode_pkg")
+    prefix = Path(env["PYTHONPYCACHEPREFIX"])
+    try:
+        # a process given it writes the bytecode into the run's folder, not beside the source
+        child = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        child.update(env, PYTHONPATH=str(tmp_path))
+        subprocess.run([sys.executable, "-c", "import no_bytecode_pkg"], env=child, check=True)
+        assert list(prefix.rglob("__init__*.pyc")), "no bytecode in the run's folder"
+        assert not (package / "__pycache__").exists()
+    finally:
+        shutil.rmtree(prefix)
+    # installed with its bytecode (as pip installs), or a prefix already chosen: left alone
+    assert verify_snippets.bytecode_cache_env({"PYTHONPYCACHEPREFIX": "x"}, "no_bytecode_pkg") == {}
+    compileall.compile_dir(package, quiet=1)
+    assert verify_snippets.bytecode_cache_env({}, "no_bytecode_pkg") == {}
