@@ -7,6 +7,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -162,6 +164,40 @@ def lock_python(lock: records.Lock) -> str:
 CPU_RUN_TIMEOUT_FACTOR = 3
 
 
+def run_counting_cpu(command: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """subprocess.run(command, capture_output=True, text=True) from the repository, which also
+    keeps the seconds the run took (``wall_s``) and the CPU seconds it and the children it
+    waited for used (``cpu_s``, from wait4): what the summary at the end of the session lists."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    streams: dict[str, str] = {}
+    readers = [
+        threading.Thread(target=lambda n, f: streams.__setitem__(n, f.read()), args=(n, f))
+        for n, f in (("stdout", proc.stdout), ("stderr", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    deadline = start + timeout
+    for reader in readers:
+        reader.join(max(0.0, deadline - time.perf_counter()))
+    if any(reader.is_alive() for reader in readers):
+        proc.kill()
+        for reader in readers:
+            reader.join()
+        proc.wait()
+        raise subprocess.TimeoutExpired(command, timeout, streams.get("stdout"))
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    done = subprocess.CompletedProcess(
+        command, proc.returncode, streams["stdout"], streams["stderr"]
+    )
+    done.wall_s = time.perf_counter() - start
+    done.cpu_s = usage.ru_utime + usage.ru_stime
+    return done
+
+
 class CpuRuns:
     """Each snippet run once per lock on this CPU, as a reader runs it, kept for reuse.
 
@@ -187,13 +223,8 @@ class CpuRuns:
         env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
         if needs.cpu_interpreter:
             env["TRITON_INTERPRET"] = "1"
-        return subprocess.run(
-            [lock_python(lock), path],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR,
+        return run_counting_cpu(
+            [lock_python(lock), path], env, needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR
         )
 
     def start_all(self, wanted: set[tuple[str, str]] | None = None) -> None:
@@ -214,6 +245,27 @@ class CpuRuns:
     def run(self, lock: records.Lock, path: str) -> subprocess.CompletedProcess:
         return self._submit(lock, path).result()
 
+    def summary(self, slowest: int = 12) -> list[str]:
+        """Lines for the end of the session: what the finished runs cost, the costliest first."""
+        done = [
+            (key, future.result())
+            for key, future in self._runs.items()
+            if future.done() and not future.exception()
+        ]
+        if not done:
+            return []
+        done.sort(key=lambda d: -d[1].cpu_s)
+        cpu, wall = sum(r.cpu_s for _, r in done), sum(r.wall_s for _, r in done)
+        lines = [
+            f"{len(done)} CPU snippet runs: {cpu:.0f} CPU seconds, {wall:.0f} s summed "
+            f"({os.cpu_count()} cores); the costliest:"
+        ]
+        lines += [
+            f"  {r.cpu_s:6.1f} CPU s {r.wall_s:6.1f} s  {path} ({lock_id})"
+            for (lock_id, path), r in done[:slowest]
+        ]
+        return lines
+
 
 CPU_RUNS = CpuRuns()
 
@@ -231,6 +283,14 @@ def pytest_collection_modifyitems(session, config, items):
         wanted.add((params["lock"].id, params["path"]))
     if wanted:
         CPU_RUNS.start_all(wanted)
+
+
+def pytest_terminal_summary(terminalreporter):
+    lines = CPU_RUNS.summary()
+    if lines:
+        terminalreporter.section("CPU snippet runs")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
