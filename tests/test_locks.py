@@ -87,6 +87,31 @@ def test_records_match_their_lock(lock):
             assert records.device_slug(record["device"]["name"]) == platform
 
 
+# What one call of the GPU machine may run for, the whole verification in it (the brief's budget).
+GPU_CALL_BUDGET_S = 600
+
+
+@pytest.mark.parametrize(
+    "lock, platform",
+    [(lock, p) for lock in LOCKS for p in lock.record_platforms if p != records.CPU],
+    ids=lambda v: getattr(v, "id", v),
+)
+def test_a_whole_gpu_run_fits_one_device_call(lock, platform):
+    """A GPU record written by one whole run (no --only) ran every snippet in its time span,
+    and that span fits one call of the GPU machine."""
+    record = records.load_record(lock.id, platform)
+    if record["runner"] != "scripts/verify_snippets.py":
+        pytest.skip(f"assembled from several calls: {record['runner']}")
+    span = dt.datetime.fromisoformat(record["finished"]) - dt.datetime.fromisoformat(
+        record["started"]
+    )
+    assert span.total_seconds() <= GPU_CALL_BUDGET_S, f"the whole run took {span}"
+    ran = {row["path"] for row in record["snippets"]}
+    assert ran == set(records.list_snippets()), "a whole run holds a row for every snippet"
+    dates = {row["date"] for row in record["snippets"]}
+    assert dates <= {record["started"][:10], record["finished"][:10]}, dates
+
+
 @pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
 @pytest.mark.parametrize("path", records.list_snippets())
 def test_snippet_is_verified_or_pending_on_every_platform(path, lock):
