@@ -225,16 +225,20 @@ def on_config(config):
     today = dt.date.fromisoformat(os.environ.get("DOCS_TODAY") or dt.date.today().isoformat())
     draft = os.environ.get("DOCS_DRAFT") == "1"
     STATE = BuildState(lock, states, today, draft)
-    for s in states.blocking():
-        (log.info if draft else log.warning)(
-            f"{s.path} is {s.state.name} on lock {lock.id} / {s.platform}. "
-            + (
-                "Run `make records-cpu` and commit the record."
-                if s.platform == records.CPU
-                else f"Run scripts/verify_snippets.py on that GPU and commit the record, or list "
-                f"the snippet under [pending] in locks/{lock.id}.toml with a reason."
-            )
+    blocking = [
+        f"{s.path} is {s.state.name} on lock {lock.id} / {s.platform}. "
+        + (
+            "Run `make records-cpu` and commit the record."
+            if s.platform == records.CPU
+            else f"Run scripts/verify_snippets.py on that GPU and commit the record, or list "
+            f"the snippet under [pending] in locks/{lock.id}.toml with a reason."
         )
+        for s in states.blocking()
+    ]
+    if blocking and config.get("strict") and not draft:  # stop now, not after every page
+        raise PluginError("\n".join(blocking))
+    for message in blocking:
+        (log.info if draft else log.warning)(message)
     stale = lock.next_review < today
     config.extra["lock_banner"] = (
         {lang: TEXT[lang]["stale"].format(next_review=lock.next_review) for lang in TEXT}
