@@ -59,6 +59,9 @@ TEXT = {
         "alone": "nothing else ran on the GPU meanwhile",
         "pending": "a GPU re-run is pending",
         "runs": "{n} runs",
+        "other_runs": "earlier runs of this file: {values}",
+        "earlier": "earlier runs of the same file (same sha256): {runs}",
+        "list": ", ",
         "spread": {"min-max": "range", "p20-p80": "20–80 % quantiles"},
         "statistic": {
             "median": "median",
@@ -101,6 +104,9 @@ TEXT = {
         "alone": "运行期间 GPU 上没有别的程序",
         "pending": "等待 GPU 重新运行",
         "runs": "{n} 次运行",
+        "other_runs": "这个文件此前的运行：{values}",
+        "earlier": "同一文件（sha256 相同）更早的运行：{runs}",
+        "list": "、",
         "spread": {"min-max": "范围", "p20-p80": "20–80 % 分位"},
         "statistic": {
             "median": "中位数",
@@ -456,8 +462,9 @@ def _record_card(lang: str, s: records.SnippetState, what: list[str]) -> str:
     return " · ".join(str(p) for p in parts)
 
 
-def figure_card(lang: str, figure: dict) -> list[str]:
-    """The measured half of a figure's ID card: op, reference, shape, dtype, statistic, spread."""
+def figure_card(lang: str, figure: dict, earlier: list[tuple[str, float]] = ()) -> list[str]:
+    """The measured half of a figure's ID card: op, reference, shape, dtype, statistic, spread,
+    and the values of the earlier runs its row keeps (date, value)."""
     text = TEXT[lang]
     parts = [figure[k] for k in ("op", "shape", "dtype") if figure.get(k)]
     if figure.get("reference"):
@@ -471,6 +478,9 @@ def figure_card(lang: str, figure: dict) -> list[str]:
         parts.append(f"{text['spread'][figure['spread']]} {low} – {high}")
     if figure.get("compile"):
         parts.append(text["compile"][figure["compile"]])
+    if earlier:
+        runs = "; ".join(f"{date}: {with_unit(v, figure.get('unit'))}" for date, v in earlier)
+        parts.append(text["earlier"].format(runs=runs))
     return parts
 
 
@@ -491,12 +501,22 @@ def _tag(s: records.SnippetState) -> str:
 def render_figure(lang: str, cards: PageCards, path: str, name: str) -> str:
     s = _source_entry(path, need_figure=name)
     figure = s.entry["figures"][name]
-    number = cards.add(_record_card(lang, s, figure_card(lang, figure)))
+    earlier = [
+        (run["date"], run["figures"][name])
+        for run in s.entry.get("earlier", [])
+        if name in run["figures"]
+    ]
+    number = cards.add(_record_card(lang, s, figure_card(lang, figure, earlier)))
     value = with_unit(figure["value"], figure.get("unit"))
     spread = ""
     if "spread" in figure:
         low, high = (format_number(figure[k]) for k in ("low", "high"))
         spread = f' <span class="record-figure__spread">({low}–{high})</span>'
+    others = [v for _, v in earlier]
+    if records.moved_between_runs(figure, others):  # one run alone would say too much
+        values = TEXT[lang]["list"].join(format_number(v) for v in others)
+        words = html.escape(TEXT[lang]["other_runs"].format(values=values))
+        spread += f' <span class="record-figure__runs">({words})</span>'
     return (
         f'<span class="record-figure" data-snippet="{html.escape(path)}" '
         f'data-figure="{html.escape(name)}" data-state="{s.state.name}">'

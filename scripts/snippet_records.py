@@ -572,6 +572,59 @@ def load_record(lock_id: str, platform: str) -> dict | None:
     return record
 
 
+# Earlier runs of a file kept in its row ("earlier"): the same file (sha256), lock and platform,
+# newest first. A figure whose earlier values moved (outside this run's spread and by more than
+# MOVED_RATIO) is shown with them: one run's value and spread would say more than the runs do.
+EARLIER_RUNS_KEPT = 4
+MOVED_RATIO = 0.05  # a figure without a spread "moved" when an earlier value differs by more
+
+
+def earlier_runs(new: dict, old: dict | None) -> list[dict]:
+    """The ``earlier`` list of a new row: the old row's run and the runs it kept, when both
+    rows passed for the same file; else none (a changed file starts its history again)."""
+    if not old or old.get("sha256") != new.get("sha256"):
+        return []
+    if old.get("status") != "passed" or new.get("status") != "passed":
+        return []
+    values = {k: f["value"] for k, f in old.get("figures", {}).items()}
+    runs = ([{"date": old["date"], "figures": values}] if values else []) + old.get("earlier", [])
+    return runs[:EARLIER_RUNS_KEPT]
+
+
+def other_runs(entry: dict, name: str) -> list[float]:
+    """The values figure ``name`` had in the earlier runs its row keeps, newest first."""
+    return [run["figures"][name] for run in entry.get("earlier", []) if name in run["figures"]]
+
+
+def moved_between_runs(figure: dict, others: list[float]) -> bool:
+    """Whether an earlier run's value differs from this run's by more than MOVED_RATIO and,
+    where the figure has a spread, lies outside it too."""
+    value = figure["value"]
+
+    def moved(v: float) -> bool:
+        outside = "low" not in figure or not figure["low"] <= v <= figure["high"]
+        return outside and abs(v - value) > MOVED_RATIO * abs(value)
+
+    return any(moved(v) for v in others)
+
+
+def validate_earlier(entry: dict, where: str) -> None:
+    earlier = entry.get("earlier", [])
+    if not isinstance(earlier, list) or len(earlier) > EARLIER_RUNS_KEPT:
+        raise ValueError(f"{where}: {entry['path']}: earlier is a list of at most "
+                         f"{EARLIER_RUNS_KEPT} runs")  # fmt: skip
+    for run in earlier:
+        if not isinstance(run, dict) or set(run) != {"date", "figures"}:
+            raise ValueError(f"{where}: {entry['path']}: an earlier run has date and figures")
+        unknown = set(run["figures"]) - set(entry["figures"])
+        bad = [k for k, v in run["figures"].items() if not isinstance(v, (int, float))]
+        if unknown or bad:
+            raise ValueError(
+                f"{where}: {entry['path']}: earlier figures not in this run or not numbers: "
+                f"{sorted(unknown | set(bad))}"
+            )
+
+
 def times_something(entry: dict) -> bool:
     """Whether a record's row holds a timing: benchmark rows, or a figure that is measured (a
     unit in MEASURED_UNITS) or says whether compile time is in it."""
@@ -611,6 +664,7 @@ def validate_record(record: dict, where: str = "record") -> None:
             validate_figure(name, figure)
         for row in entry.get("benchmark", []):
             validate_benchmark_row(row)
+        validate_earlier(entry, where)
         if entry["status"] != "passed" and not entry.get("reason"):
             raise ValueError(f"{where}: {entry['path']}: {entry['status']} without a reason")
         if gpu and entry.get("alone") is False and times_something(entry):

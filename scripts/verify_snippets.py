@@ -13,10 +13,13 @@ one per GPU with nothing else running on it; the record marks each row with `alo
 snippet that prints a timing beside others fails. With --cpu, no GPU is visible to it and it runs
 the way its [tool.snippet] table says, in the same two phases (--jobs at a time, then the timing
 files one at a time, so that a compile or build time measured on the CPU has it to itself).
-Shows progress, ends with a table, and writes locks/<lock>.<platform>.json (platform: the GPU's
-slug, or "cpu") after every snippet, so a run stopped part-way (or at --deadline) keeps what it
-did. Exits 1 when a snippet failed, 2 when this machine does not match the lock. Needs only
-the standard library, torch and triton, in the lock's versions.
+A row whose file (sha256) ran here before keeps what those earlier runs measured ("earlier", at
+most records.EARLIER_RUNS_KEPT), so that a page shows a figure that moved between runs with its
+earlier values, not alone. Shows progress, ends with a table, and writes
+locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu") after every snippet, so a run
+stopped part-way (or at --deadline) keeps what it did. Exits 1 when a snippet failed, 2 when
+this machine does not match the lock. Needs only the standard library, torch and triton, in the
+lock's versions.
 """
 
 from __future__ import annotations
@@ -306,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     all_needs = [records.read_snippet_needs(p) for p in paths]  # fail early on a bad contract
     previous = records.load_record(lock.id, platform_name)
-    last_seconds = {e["path"]: e["seconds"] for e in (previous or {}).get("snippets", [])}
+    previous_rows = {e["path"]: e for e in (previous or {}).get("snippets", [])}
+    last_seconds = {path: e["seconds"] for path, e in previous_rows.items()}
     all_needs.sort(key=lambda n: -last_seconds.get(n.path, 60.0))  # longest first: even finish
     # Two phases, on either platform: what times nothing, several at once; then each timing
     # file with the machine (on a GPU: its GPU) to itself. Each phase: a label, its worker
@@ -387,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
                     skipped_for_time.append(needs.path)
                     continue
             row = run_snippet(needs, args.cpu, device.get("cc"), slot, beside, threads)
+            earlier = records.earlier_runs(row, previous_rows.get(needs.path))
+            if earlier:  # the same file ran before here: keep what those runs measured
+                row["earlier"] = earlier
             with lock_guard:
                 rows.append(row)
                 write_record()

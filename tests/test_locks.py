@@ -397,3 +397,31 @@ def test_each_state_reads_as_it_should_in_both_languages(name):
     )  # fmt: skip
     for lang, expected in zip(("en", "zh"), SENTENCES[name], strict=True):
         assert f"{s.state.icon} {records.state_text(s, lang)}" == expected
+
+
+def test_a_row_keeps_the_earlier_runs_of_the_same_file_only():
+    def row(sha, value, date="2026-12-02", status="passed", earlier=()):
+        figures = {"t": {"value": value, "statistic": "ratio"}}
+        return {"path": "x.py", "sha256": sha, "status": status, "date": date,
+                "figures": figures, "earlier": list(earlier)}  # fmt: skip
+
+    old = row("a", 1.0, "2026-12-01", earlier=[{"date": "2026-11-30", "figures": {"t": 2.0}}])
+    assert records.earlier_runs(row("a", 1.3), old) == [
+        {"date": "2026-12-01", "figures": {"t": 1.0}},
+        {"date": "2026-11-30", "figures": {"t": 2.0}},
+    ]
+    assert records.earlier_runs(row("b", 1.3), old) == []  # the file changed: history restarts
+    assert records.earlier_runs(row("a", 1.3, status="failed"), old) == []
+    many = row(
+        "a", 1.0, earlier=[{"date": f"2026-11-{d}", "figures": {"t": 1.0}} for d in range(20, 28)]
+    )
+    assert len(records.earlier_runs(row("a", 1.0), many)) == records.EARLIER_RUNS_KEPT
+    new = row("a", 1.3, earlier=records.earlier_runs(row("a", 1.3), old))
+    assert records.other_runs(new, "t") == [1.0, 2.0]
+    assert records.moved_between_runs(new["figures"]["t"], [1.0, 2.0])
+    assert not records.moved_between_runs(new["figures"]["t"], [1.31])  # within 5 %
+    spread = {"value": 1.3, "low": 1.0, "high": 1.6, "statistic": "median"}
+    assert not records.moved_between_runs(spread, [1.1])  # inside this run's own spread
+    bad = {**new, "earlier": [{"date": "2026-12-01", "figures": {"other": 1.0}}]}
+    with pytest.raises(ValueError, match="earlier figures not in this run"):
+        records.validate_earlier(bad, "record")

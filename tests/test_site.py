@@ -390,6 +390,16 @@ def test_figures_and_outputs_come_from_the_records_with_their_id_cards(site_dir,
                 assert text["runs"].format(n=figure["repeats"]) in card
             if "compile" in figure:
                 assert text["compile"][figure["compile"]] in card
+            others = records.other_runs(s.entry, token.args[1])
+            shown_with_others = text["other_runs"].split("{")[0] in quote["text"]
+            assert shown_with_others == records.moved_between_runs(figure, others), quote
+            if shown_with_others:  # never alone: each earlier value beside this run's
+                listed = quote["text"].split(text["other_runs"].split("{")[0])[1]
+                for v in others:
+                    assert site_hooks.format_number(v) in listed, (v, listed)
+            for run in s.entry.get("earlier", []):
+                if token.args[1] in run["figures"]:
+                    assert run["date"] in card
             for key in ("op", "shape", "dtype"):
                 assert str(figure.get(key, "")) in card
         else:

@@ -348,3 +348,20 @@ def test_the_runner_compiles_bytecode_once_where_the_install_has_none(tmp_path, 
     assert verify_snippets.bytecode_cache_env({"PYTHONPYCACHEPREFIX": "x"}, "no_bytecode_pkg") == {}
     compileall.compile_dir(package, quiet=1)
     assert verify_snippets.bytecode_cache_env({}, "no_bytecode_pkg") == {}
+
+
+def test_the_runner_keeps_what_the_earlier_run_of_an_unchanged_file_measured(tmp_path):
+    import json
+
+    import verify_snippets
+
+    path = "snippets/autotune/inplace_autotune.py"  # figures on a CPU, in a few seconds
+    record = records.load_record(CURRENT.id, records.CPU)
+    before = next(r for r in record["snippets"] if r["path"] == path)
+    assert before["sha256"] == records.snippet_sha256(records.read_snippet_needs(path))
+    assert verify_snippets.main(["--cpu", "--only", path, "--out-dir", str(tmp_path)]) == 0
+    written = json.loads((tmp_path / records.record_path(CURRENT.id, records.CPU).name).read_text())
+    row = next(r for r in written["snippets"] if r["path"] == path)
+    values = {k: f["value"] for k, f in before["figures"].items()}
+    assert row["earlier"][0] == {"date": before["date"], "figures": values}
+    assert row["earlier"][1:] == before.get("earlier", [])[: records.EARLIER_RUNS_KEPT - 1]
