@@ -422,6 +422,9 @@ def test_a_row_keeps_the_earlier_runs_of_the_same_file_only():
     assert not records.moved_between_runs(new["figures"]["t"], [1.31])  # within 5 %
     spread = {"value": 1.3, "low": 1.0, "high": 1.6, "statistic": "median"}
     assert not records.moved_between_runs(spread, [1.1])  # inside this run's own spread
+    threshold = f"{records.MOVED_RATIO:.0%}".replace("%", " %")  # as the page states it
+    for lang in ("en", "zh"):
+        assert threshold in (REPO / "docs" / lang / "verification.md").read_text(encoding="utf-8")
     bad = {**new, "earlier": [{"date": "2026-12-01", "figures": {"other": 1.0}}]}
     with pytest.raises(ValueError, match="earlier figures not in this run"):
         records.validate_earlier(bad, "record")
