@@ -55,27 +55,44 @@ def quiet_env(**changes: str) -> dict[str, str]:
     return env
 
 
+def run_counting_cpu(
+    command: list[str], cwd: Path, env: dict, timeout: float | None = None
+) -> subprocess.CompletedProcess:
+    """subprocess.run(command, capture_output=True, text=True), which also keeps the run's
+    ``wall_seconds`` and ``cpu_seconds``: the processor time (user + system, from wait4) of it
+    and the children it waited for, which processes on the other cores do not inflate as they
+    do a wall clock. Past ``timeout`` seconds the process is killed: TimeoutExpired."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True, env=env)
+        killed: list[bool] = []
+        timer = threading.Timer(timeout or 0, lambda: (killed.append(True), proc.kill()))
+        if timeout:
+            timer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        done = subprocess.CompletedProcess(command, proc.returncode, out.read(), err.read())
+    if killed:
+        raise subprocess.TimeoutExpired(command, timeout, done.stdout)
+    done.wall_seconds = time.perf_counter() - start
+    done.cpu_seconds = usage.ru_utime + usage.ru_stime
+    return done
+
+
 def build_site(
     source: Path, dest: Path, env: dict | None = None, command: tuple[str, ...] = ("mkdocs",)
 ) -> subprocess.CompletedProcess:
-    """`mkdocs build --strict` of the project at ``source`` into ``dest``. The result also
-    carries ``cpu_seconds``: the build's own processor time (user + system), which snippets
-    running on the other cores do not inflate as they do a wall clock."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", *command, "build", "--strict", "--site-dir", str(dest)],
-            cwd=source,
-            stdout=out,
-            stderr=err,
-            text=True,
-            env=env or quiet_env(),
-        )
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0), err.seek(0)
-        done = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
-    done.cpu_seconds = usage.ru_utime + usage.ru_stime
-    return done
+    """`mkdocs build --strict` of the project at ``source`` into ``dest``; the result carries
+    ``cpu_seconds`` (run_counting_cpu)."""
+    return run_counting_cpu(
+        [sys.executable, "-m", *command, "build", "--strict", "--site-dir", str(dest)],
+        source,
+        env or quiet_env(),
+    )
 
 
 def git(cwd, *args: str) -> str:
@@ -164,40 +181,6 @@ def lock_python(lock: records.Lock) -> str:
 CPU_RUN_TIMEOUT_FACTOR = 3
 
 
-def run_counting_cpu(command: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
-    """subprocess.run(command, capture_output=True, text=True) from the repository, which also
-    keeps the seconds the run took (``wall_s``) and the CPU seconds it and the children it
-    waited for used (``cpu_s``, from wait4): what the summary at the end of the session lists."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    streams: dict[str, str] = {}
-    readers = [
-        threading.Thread(target=lambda n, f: streams.__setitem__(n, f.read()), args=(n, f))
-        for n, f in (("stdout", proc.stdout), ("stderr", proc.stderr))
-    ]
-    for reader in readers:
-        reader.start()
-    deadline = start + timeout
-    for reader in readers:
-        reader.join(max(0.0, deadline - time.perf_counter()))
-    if any(reader.is_alive() for reader in readers):
-        proc.kill()
-        for reader in readers:
-            reader.join()
-        proc.wait()
-        raise subprocess.TimeoutExpired(command, timeout, streams.get("stdout"))
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    done = subprocess.CompletedProcess(
-        command, proc.returncode, streams["stdout"], streams["stderr"]
-    )
-    done.wall_s = time.perf_counter() - start
-    done.cpu_s = usage.ru_utime + usage.ru_stime
-    return done
-
-
 class CpuRuns:
     """Each snippet run once per lock on this CPU, as a reader runs it, kept for reuse.
 
@@ -224,7 +207,7 @@ class CpuRuns:
         if needs.cpu_interpreter:
             env["TRITON_INTERPRET"] = "1"
         return run_counting_cpu(
-            [lock_python(lock), path], env, needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR
+            [lock_python(lock), path], REPO, env, needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR
         )
 
     def start_all(self, wanted: set[tuple[str, str]] | None = None) -> None:
@@ -254,14 +237,15 @@ class CpuRuns:
         ]
         if not done:
             return []
-        done.sort(key=lambda d: -d[1].cpu_s)
-        cpu, wall = sum(r.cpu_s for _, r in done), sum(r.wall_s for _, r in done)
+        done.sort(key=lambda d: -d[1].cpu_seconds)
+        cpu = sum(r.cpu_seconds for _, r in done)
+        wall = sum(r.wall_seconds for _, r in done)
         lines = [
             f"{len(done)} CPU snippet runs: {cpu:.0f} CPU seconds, {wall:.0f} s summed "
             f"({os.cpu_count()} cores); the costliest:"
         ]
         lines += [
-            f"  {r.cpu_s:6.1f} CPU s {r.wall_s:6.1f} s  {path} ({lock_id})"
+            f"  {r.cpu_seconds:6.1f} CPU s {r.wall_seconds:6.1f} s  {path} ({lock_id})"
             for (lock_id, path), r in done[:slowest]
         ]
         return lines
