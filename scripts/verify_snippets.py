@@ -154,7 +154,8 @@ def snippet_env(
     """The environment a snippet runs in: how a reader would run it on this platform (on GPU
     number ``gpu`` alone, when the machine has several; with ``threads`` CPU threads for torch
     when it shares the machine with other snippets)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "TRITON_DEBUG")}
+    dropped = ("TRITON_INTERPRET", "TRITON_DEBUG", records.REPEATS_ENV)  # records: the defaults
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(TRITON_CACHE_DIR=cache_dir, PYTHONUNBUFFERED="1", PYTHONHASHSEED="0")
     if gpu is not None:
         env["CUDA_VISIBLE_DEVICES"] = str(gpu)

@@ -204,6 +204,8 @@ class CpuRuns:
         needs = records.read_snippet_needs(path)
         env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
         env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
+        if needs.gpu_timing:  # two at a time beside the browser: no time here means anything,
+            env[records.REPEATS_ENV] = "1"  # and none is kept, so each is measured once
         if needs.cpu_interpreter:
             env["TRITON_INTERPRET"] = "1"
         return run_counting_cpu(
@@ -256,6 +258,8 @@ CPU_RUNS = CpuRuns()
 
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected what will not run
 def pytest_collection_modifyitems(session, config, items):
+    if config.option.collectonly:  # nothing will run
+        return
     wanted: set[tuple[str, str]] = set()
     for item in items:
         if "cpu_runs" not in getattr(item, "fixturenames", ()):

@@ -14,6 +14,9 @@ import snippet_records as records
 from conftest import CURRENT, LOCKS, REPO, markdown_pages, page_source_of
 
 SNIPPETS = records.list_snippets()
+# Timing snippets that repeat whole fresh processes read how many from the environment; the
+# suite's runs set 1 (tests/conftest.py), so their figures there hold one measurement.
+REPEATED = [p for p in SNIPPETS if records.REPEATS_ENV in (REPO / p).read_text(encoding="utf-8")]
 
 
 def test_there_are_snippets():
@@ -67,7 +70,8 @@ def test_snippet_runs_on_cpu(path, lock, cpu_runs):
         pytest.skip(f"not on a CPU: {needs.cpu_skip}")
     proc = cpu_runs.run(lock, path)
     assert proc.returncode == 0, f"{path} failed on CPU ({lock.id}):\n{proc.stdout}\n{proc.stderr}"
-    records.parse_figures(proc.stdout)  # each figures line parses, as the runner reads it
+    once = path in REPEATED  # measured once here: the runner's records need MIN_REPEATS
+    records.parse_figures(proc.stdout, 1 if once else records.MIN_REPEATS)  # as the runner reads
 
 
 def quoted_outputs() -> list[tuple[str, str]]:
@@ -365,3 +369,49 @@ def test_the_runner_keeps_what_the_earlier_run_of_an_unchanged_file_measured(tmp
     values = {k: f["value"] for k, f in before["figures"].items()}
     assert row["earlier"][0] == {"date": before["date"], "figures": values}
     assert row["earlier"][1:] == before.get("earlier", [])[: records.EARLIER_RUNS_KEPT - 1]
+
+
+def test_a_snippet_that_reads_the_repeat_count_is_a_timing_snippet():
+    """Only a snippet declared to time something gets the suite's count (tests/conftest.py),
+    and the verification page says what CI sets, in both languages."""
+    assert REPEATED, f"no snippet reads {records.REPEATS_ENV}"
+    for path in REPEATED:
+        assert records.read_snippet_needs(path).gpu_timing, f"{path} is not declared timing"
+    for lang in ("en", "zh"):
+        page = (REPO / "docs" / lang / "verification.md").read_text(encoding="utf-8")
+        assert f"`{records.REPEATS_ENV}=1`" in page, lang
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+@pytest.mark.parametrize("path", REPEATED)
+def test_the_suite_measures_a_timing_snippet_once_and_its_records_use_the_default(
+    path, lock, cpu_runs
+):
+    """The suite's run measured each figure once; the CPU record, which the runner made, as
+    often as the file says by default (the runner does not pass the count on)."""
+    needs = records.read_snippet_needs(path)
+    if needs.cpu_skip:
+        pytest.skip(f"not on a CPU: {needs.cpu_skip}")
+    proc = cpu_runs.run(lock, path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    measured = {
+        n: f["repeats"] for n, f in records.parse_figures(proc.stdout, 1).items() if "repeats" in f
+    }
+    assert measured and set(measured.values()) == {1}, measured
+    default = re.search(rf'{records.REPEATS_ENV}", "(\d+)"', (REPO / path).read_text()).group(1)
+    row = next(
+        r for r in records.load_record(lock.id, records.CPU)["snippets"] if r["path"] == path
+    )
+    recorded = {n: f["repeats"] for n, f in row["figures"].items() if "repeats" in f}
+    assert recorded.keys() == measured.keys()
+    assert int(default) >= records.MIN_REPEATS
+    assert set(recorded.values()) == {int(default)}, recorded
+
+
+def test_the_runner_does_not_pass_the_repeat_count_on(monkeypatch):
+    import verify_snippets
+
+    monkeypatch.setenv(records.REPEATS_ENV, "1")
+    needs = records.read_snippet_needs(REPEATED[0])
+    for cpu in (True, False):
+        assert records.REPEATS_ENV not in verify_snippets.snippet_env(needs, cpu, "/tmp/cache")

@@ -29,7 +29,9 @@ import torch
 import triton
 import triton.language as tl
 
-REPEATS = 3
+# Three by default. The site's test suite sets SNIPPET_REPEATS=1: it runs files side by side,
+# where no time means anything, and keeps none; the records are made with the default.
+REPEATS = int(os.environ.get("SNIPPET_REPEATS", "3"))
 N = 1 << 20
 
 
