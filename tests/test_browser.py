@@ -113,36 +113,71 @@ def browser():
         browser.close()
 
 
+def watched_page(context):
+    """A new page of ``context`` that keeps the hosts it requests and its JavaScript errors."""
+    page = context.new_page()
+    page.requested_hosts, page.errors = set(), []
+    page.on("request", lambda request: page.requested_hosts.add(urlparse(request.url).hostname))
+    page.on("pageerror", lambda error: page.errors.append(f"{page.url}: {error}"))
+    return page
+
+
+def check_watched(page) -> None:
+    outside = page.requested_hosts - {"127.0.0.1", None}
+    assert not outside, f"the site requested outside hosts: {sorted(outside)}"
+    assert not page.errors, "JavaScript errors on the page:\n" + "\n".join(page.errors)
+
+
+def without_search_documents(page, site_dir: Path) -> None:
+    """Each page load gets the site's own search index config with no documents in it.
+    Material's search worker builds its index from the whole file on every load (the largest
+    thing a load parses), and what the tests but the search test check does not depend on it."""
+    index = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
+    empty = json.dumps({**index, "docs": []})
+    page.route(
+        "**/search/search_index.json",
+        lambda route: route.fulfill(body=empty, content_type="application/json"),
+    )
+
+
 @pytest.fixture
 def page_with_search(browser):
     """A fresh page that loads the site as a reader's browser does, search index included."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page = context.new_page()
-    page.requested_hosts = set()
-    page.on("request", lambda request: page.requested_hosts.add(urlparse(request.url).hostname))
-    errors = []
-    page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
+    page = watched_page(context)
     yield page
-    outside = page.requested_hosts - {"127.0.0.1", None}
     context.close()
-    assert not outside, f"the site requested outside hosts: {sorted(outside)}"
-    assert not errors, "JavaScript errors on the page:\n" + "\n".join(errors)
+    check_watched(page)
 
 
 @pytest.fixture
 def page(page_with_search, site_dir):
-    """The same, for every test but the search test: each page load gets the site's own search
-    index config with no documents in it. Material's search worker builds its index from the
-    whole file on every load (the largest thing a load parses), and what the other tests check
-    does not depend on it."""
-    index = json.loads((site_dir / "search" / "search_index.json").read_text(encoding="utf-8"))
-    empty = json.dumps({**index, "docs": []})
-    page_with_search.route(
-        "**/search/search_index.json",
-        lambda route: route.fulfill(body=empty, content_type="application/json"),
-    )
+    """The same, for every test but the search test, without the search documents."""
+    without_search_documents(page_with_search, site_dir)
     return page_with_search
+
+
+@pytest.fixture(scope="module")
+def shared_page(browser, site_dir):
+    """One page for the accessibility test, which loads every page of the site in turn: a new
+    context for each cost a new renderer process, about a sixth of the test's processor time.
+    Every load starts with empty storage, as in a new context (the palette choice lives there)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script("try { localStorage.clear(); } catch (e) {}")
+    page = watched_page(context)
+    without_search_documents(page, site_dir)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def reused_page(shared_page):
+    """shared_page, checked as `page` is after each test: no outside host, no JavaScript error."""
+    shared_page.requested_hosts.clear()
+    shared_page.errors.clear()
+    yield shared_page
+    check_watched(shared_page)
 
 
 def switch_language(page, lang: str) -> None:
@@ -348,8 +383,8 @@ def axe_violations(page, run_only: dict = WCAG_TAGS) -> list[dict]:
 
 
 @pytest.mark.parametrize("lang, source", [*PAGES, ("en", "404.html"), ("zh", "404.html")])
-def test_no_serious_accessibility_violation(page, base_url, lang, source):
-    """Every WCAG 2.1 A/AA rule in the light scheme as loaded (a fresh context prefers light);
+def test_no_serious_accessibility_violation(reused_page, base_url, lang, source):
+    """Every WCAG 2.1 A/AA rule in the light scheme as loaded (empty storage, light preferred);
     then dark through the palette toggle, as a reader switches it, where the rules that read
     colours run again (the scheme changes colours, not structure): one load, both schemes."""
     if not AXE.exists():
@@ -360,6 +395,7 @@ def test_no_serious_accessibility_violation(page, base_url, lang, source):
         url = base_url + "zh/" + source
     else:
         url = base_url + page_url(lang, source)
+    page = reused_page
     page.emulate_media(color_scheme="light")
     page.goto(url)
     page.wait_for_load_state("networkidle")
