@@ -15,7 +15,7 @@ TEST_VENV := .venv
 LOCK_VENVS := $(patsubst requirements/lock-%.txt,.venv-locks/%/.synced,$(wildcard requirements/lock-*.txt))
 PIP_FLAGS := --disable-pip-version-check --no-input --quiet
 
-.PHONY: serve test check build records-cpu publish gpu-verify clean
+.PHONY: serve test check envs build records-cpu publish gpu-verify clean
 
 $(UV):
 	$(PYTHON) scripts/check_python.py
@@ -55,6 +55,9 @@ test: $(TEST_VENV)/.synced $(LOCK_VENVS) node_modules/.synced
 
 check: $(TEST_VENV)/.synced $(LOCK_VENVS)
 	$(TEST_VENV)/bin/python -m pytest -m "not browser and not slow"
+
+# The Python environments alone (.ci/run makes them while apt installs the browser).
+envs: $(TEST_VENV)/.synced $(LOCK_VENVS)
 
 records-cpu: $(TEST_VENV)/.synced $(LOCK_VENVS)
 	$(TEST_VENV)/bin/python scripts/verify_snippets.py --cpu
