@@ -6,7 +6,10 @@ The rule it enforces: nothing on a page is typed by hand that a record or a lock
   every platform of the lock being built (its GPU devices and the CPU), from the records.
 * After the first such block of each file on a page (and after its code annotations): a collapsed
   "complete runnable file", clean of section markers and annotation markers, whose PEP 723 block
-  carries the lock's Python range and pins, so a reader can copy it and run it as is.
+  carries the lock's Python range and pins, so a reader can copy it and run it as is; below it,
+  what else the file needs (its declared ``also-needs``) and, for a file that reads files beside
+  it, one download of them all, written beside the page, with the commands that run it
+  (scripts/snippet_copies.py).
 * Tokens in page text (see TOKENS): figures and printed outputs from records, each with an ID
   card listed at the end of the page; lock facts; the verification table; inline SVG.
 * A snippet whose state blocks CI (changed, failed, not run...) is a build warning, so
@@ -36,13 +39,20 @@ from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import page_source  # noqa: E402
+import snippet_copies as copies  # noqa: E402
 import snippet_records as records  # noqa: E402
+from snippet_copies import ANNOTATION_MARKER, SECTION_MARKER, runnable_file  # noqa: E402, F401
 
 log = logging.getLogger("mkdocs.hooks.verification")
 
 TEXT = {
     "en": {
         "complete": "Complete runnable file",
+        "also_needs": "Also needs:",
+        "download": (
+            "{file} reads files beside it: download {archive}, the file and the {n} files it "
+            "uses, as they ran for this lock's records. Then, in the folder you saved it to:"
+        ),
         "lock": "{title} — reviewed {reviewed}, next review {next_review}",
         "stale": (
             "This lock was due for review on {next_review}: its versions and records may be out "
@@ -72,6 +82,11 @@ TEXT = {
             "spec": "datasheet value",
         },
         "compile": {"included": "compile time included", "excluded": "compile time excluded"},
+        "clock": {  # records.FIGURE_CLOCKS
+            "kernel": "kernel time",
+            "call": "call time (host launch included)",
+            "wall": "wall-clock time",
+        },
         "reference": "against {reference}",
         "unmeasured": "not measured for this lock (no GPU run)",
         "unmeasured_pending": "[not measured yet: the file's GPU run is pending]",
@@ -88,26 +103,45 @@ TEXT = {
         "bench_caption": (
             "Each cell: {unit}, then the median time per call and its 20–80 % quantiles."
         ),
+        "bench_card_clocks": (
+            "{pass_}: kernel time, the device time of the kernels and copies one call launched "
+            "(torch.profiler, CUPTI), median and 20–80 % quantiles of {kernel_runs} calls, the L2 "
+            "cache flushed before each; call time (host launch included), CUDA events around each "
+            "call (triton.testing.do_bench), median and 20–80 % quantiles of {call_runs} calls, "
+            "the L2 cache cleared before each; compile time excluded; {unit} = the bytes or FLOPs "
+            "the row states over the median kernel time"
+        ),
+        "bench_caption_clocks": (
+            "Each cell: {unit} from the kernel time, the median kernel time and its 20–80 % "
+            "quantiles, then the median call time (host launch included) and its quantiles."
+        ),
+        "bench_kernel": "kernel",
+        "bench_call": "call",
     },
     "zh": {
         "complete": "完整可运行文件",
+        "also_needs": "另外还需要：",
+        "download": (
+            "{file} 运行时要读取旁边的文件。请下载 {archive}：其中是这个文件及其用到的 {n} 个文件，"
+            "正是本锁定版本的记录当时运行的那些。然后在保存它的目录里执行："
+        ),
         "lock": "{title}，审阅于 {reviewed}，下次审阅 {next_review}",
-        "stale": "本锁定版本应在 {next_review} 重新审阅，已经过期：其中的版本和记录可能已经过时。",
+        "stale": "本锁定版本原定 {next_review} 重新审阅，现已过期：其中的版本和记录可能已经过时。",
         "table": ("代码片段", "CPU", "GPU"),
-        "legend": ("状态", "徽标上的说法", "CI 失败"),
+        "legend": ("状态", "徽章上的说法", "CI 是否失败"),
         "yes_no": ("是", "否"),
         "cards": "本页数字的身份证",
         "card": "身份证",
         "card_back": "回到正文",
         "printed": "{file} 的输出",
         "changed_since": "此后代码片段已修改",
-        "alone": "运行期间 GPU 上没有别的程序",
+        "alone": "运行期间这块 GPU 上没有跑别的任务",
         "pending": "等待 GPU 重新运行",
         "runs": "{n} 次运行",
         "other_runs": "这个文件此前的运行：{values}",
         "earlier": "同一文件（sha256 相同）更早的运行：{runs}",
         "list": "、",
-        "spread": {"min-max": "范围", "p20-p80": "20–80 % 分位"},
+        "spread": {"min-max": "范围", "p20-p80": "20%–80% 分位数"},
         "statistic": {
             "median": "中位数",
             "mean": "平均值",
@@ -117,20 +151,38 @@ TEXT = {
             "spec": "规格书数值",
         },
         "compile": {"included": "含编译时间", "excluded": "不含编译时间"},
+        "clock": {
+            "kernel": "内核时间",
+            "call": "每次调用时间（含主机端启动）",
+            "wall": "墙钟时间",
+        },
         "reference": "对照 {reference}",
         "unmeasured": "本锁定版本未测（没有 GPU 运行）",
         "unmeasured_pending": "[尚未测量：这个文件的 GPU 运行尚待进行]",
         "lock_column": "锁定版本",
-        "printed_column": "断言文件的输出",
+        "printed_column": "论断文件的输出",
         "bench_shape": "形状",
         "target_met": "目标 ≥ {threshold}：达到",
         "target_missed": "目标 ≥ {threshold}：未达到",
         "bench_card": (
-            "{pass_}：每次调用的 GPU 时间，各取 {runs} 次运行的中位数和 20–80 % 分位"
+            "{pass_}：每次调用时间（含主机端启动），各取 {runs} 次运行的中位数和 20%–80% 分位数"
             "（triton.testing.do_bench，每次运行前清空 L2 缓存），不含编译时间；"
             "{unit} = 该行记录的字节数或 FLOP 数除以中位时间"
         ),
-        "bench_caption": "每格：{unit}，其后是每次调用时间的中位数及其 20–80 % 分位。",
+        "bench_caption": "每格：{unit}，其后是每次调用时间的中位数及其 20%–80% 分位数。",
+        "bench_card_clocks": (
+            "{pass_}：内核时间，即一次调用所启动的内核与拷贝在设备上的耗时（torch.profiler，CUPTI），"
+            "取 {kernel_runs} 次调用的中位数和 20%–80% 分位数，每次调用前清空 L2 缓存；"
+            "每次调用时间（含主机端启动），用 CUDA 事件包住每次调用（triton.testing.do_bench），"
+            "取 {call_runs} 次调用的中位数和 20%–80% 分位数，每次调用前清空 L2 缓存；不含编译时间；"
+            "{unit} = 该行记录的字节数或 FLOP 数除以内核时间的中位数"
+        ),
+        "bench_caption_clocks": (
+            "每格：由内核时间算出的 {unit}，内核时间的中位数及其 20%–80% 分位数，"
+            "然后是每次调用时间（含主机端启动）的中位数及其分位数。"
+        ),
+        "bench_kernel": "内核",
+        "bench_call": "调用",
     },
 }
 
@@ -290,34 +342,6 @@ def badge_html(lang: str, path: str) -> str:
     )
 
 
-SECTION_MARKER = re.compile(r"^\s*# --8<-- \[(start|end):[\w-]+\]\s*$")
-ANNOTATION_MARKER = re.compile(r"\s*# \(\d+\)!")
-
-
-def runnable_file(path: str, lock: records.Lock) -> str:
-    """The file a reader copies: section and annotation markers removed, the lock's pins in.
-
-    Only the PEP 723 block's ``requires-python`` and ``dependencies`` lines differ from the
-    source beyond the markers: they carry the lock's Python range and exact versions.
-    """
-    text = (records.REPO_ROOT / path).read_text(encoding="utf-8")
-    needs = records.read_snippet_needs(path)
-    block = records.script_metadata_block(text, path)
-    header = block.group(0)
-    header = re.sub(
-        r'(?m)^# requires-python = ".*"$', f'# requires-python = "{lock.python}"', header
-    )
-    pins = ", ".join(f'"{p}"' for p in lock.pins(needs.dependencies))
-    header = re.sub(r"(?m)^# dependencies = \[.*\]$", f"# dependencies = [{pins}]", header)
-    text = text[: block.start()] + header + text[block.end() :]
-    lines = [
-        ANNOTATION_MARKER.sub("", line)
-        for line in text.splitlines()
-        if not SECTION_MARKER.match(line)
-    ]
-    return "\n".join(lines).strip() + "\n"
-
-
 COMPLETE_FILE_SLOT = re.compile(r'<div class="complete-file-slot" data-file="([^"]+)"></div>')
 
 
@@ -343,7 +367,47 @@ def complete_file_html(path: str, lang: str) -> str:
         f'<details class="example complete-file"><summary>{html.escape(title)}</summary>'
         f'<div class="language-py highlight"><span class="filename">{html.escape(path)}</span>'
         f"<pre><span></span><code>{code}</code></pre></div></details>"
-    )
+    ) + complete_file_needs_html(path, lang)
+
+
+def complete_file_needs_html(path: str, lang: str) -> str:
+    """Below a complete file: what else it needs that no copy carries (its declared
+    ``also-needs``), and for a file that reads files beside it, its download (written beside
+    the page by on_post_page) with the commands that run it."""
+    needs = records.read_snippet_needs(path)
+    parts = []
+    if needs.also_needs:
+        parts.append(
+            f'<p class="complete-file-also-needs"><strong>{TEXT[lang]["also_needs"]}</strong> '
+            f"{html.escape(needs.also_needs[lang])}</p>"
+        )
+    if copies.has_archive(path):
+        archive = copies.archive_name(path)
+        link = f'<a href="{archive}" download><code>{archive}</code></a>'
+        words = html.escape(TEXT[lang]["download"]).format(
+            file=f"<code>{html.escape(Path(path).name)}</code>", archive=link, n=len(needs.files)
+        )
+        commands = html.escape("\n".join(copies.run_commands(path)), quote=False)
+        parts.append(
+            f'<div class="complete-file-download" data-archive="{archive}"><p>{words}</p>'
+            f'<div class="language-bash highlight"><pre><span></span><code>{commands}</code>'
+            "</pre></div></div>"
+        )
+    if not parts:
+        return ""
+    body = "".join(parts)
+    return f'<div class="complete-file-needs" data-snippet="{html.escape(path)}">{body}</div>'
+
+
+def write_archives(output: str, page, config) -> None:
+    """Each download a page offers, written beside the page's HTML (both languages' builds)."""
+    folder = Path(page.file.abs_dest_path).parent
+    for m in COMPLETE_FILE_SLOT.finditer(output):
+        path = html.unescape(m.group(1))
+        if copies.has_archive(path):
+            folder.mkdir(parents=True, exist_ok=True)
+            data = copies.archive_bytes(path, build_state().lock)
+            (folder / copies.archive_name(path)).write_bytes(data)
 
 
 def _block_end(lines: list[str], start: int, indent: str) -> int:
@@ -476,6 +540,8 @@ def figure_card(lang: str, figure: dict, earlier: list[tuple[str, float]] = ()) 
     if "spread" in figure:
         low, high = (with_unit(figure[k], figure.get("unit")) for k in ("low", "high"))
         parts.append(f"{text['spread'][figure['spread']]} {low} – {high}")
+    if figure.get("clock"):  # which clock a time, or a rate or ratio of times, was read from
+        parts.append(text["clock"][figure["clock"]])
     if figure.get("compile"):
         parts.append(text["compile"][figure["compile"]])
     if earlier:
@@ -730,39 +796,60 @@ def _benchmark_source(path: str) -> records.SnippetState:
 
 def benchmark_table(lang: str, cards: PageCards, path: str, pass_: str) -> str:
     """The benchmark rows of one pass as a table: a row per (dtype, shape), a column per
-    implementation, each cell the rate and the median time with its 20-80 % quantiles; one ID
-    card for the table (records.BENCHMARK_PREFIX says what a row holds)."""
+    implementation. Where the rows carry clocks (records.FIGURE_CLOCKS), each cell is the rate
+    from the kernel time, the median kernel time with its 20-80 % quantiles, then the median call
+    time (host launch included) with its quantiles; older rows, one time per call. One ID card
+    for the table (records.BENCHMARK_PREFIX says what a row holds)."""
     s = _benchmark_source(path)
     rows = [r for r in s.entry["benchmark"] if r["pass"] == pass_]
     if not rows:
         raise PluginError(f"{path}: no benchmark rows for the pass {pass_!r}")
+    clocks = any("clock" in r for r in rows)
     impls = list(dict.fromkeys(r["impl"] for r in rows))
     keys = list(dict.fromkeys((r["dtype"], tuple(r["shape"])) for r in rows))
-    at = {(r["dtype"], tuple(r["shape"]), r["impl"]): r for r in rows}
+    at = {(r["dtype"], tuple(r["shape"]), r["impl"], r.get("clock", "call")): r for r in rows}
     rate, unit = ("gbps", "GB/s") if "gbps" in rows[0] else ("tflops", "TFLOP/s")
     text = TEXT[lang]
+
+    def timing(r: dict) -> str:
+        return (
+            f"{format_number(r['ms_median'])} ms "
+            f"({format_number(r['ms_p20'])}–{format_number(r['ms_p80'])})"
+        )
+
     head = [text["bench_shape"], "dtype", *(f"`{impl}`" for impl in impls)]
     out = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     for dtype, shape in keys:
         cells = [" × ".join(map(str, shape)), dtype]
         for impl in impls:
-            r = at.get((dtype, shape, impl))
-            if r is None:
+            kernel, call = (at.get((dtype, shape, impl, c)) for c in ("kernel", "call"))
+            first = kernel or call
+            if first is None:
                 cells.append("–")
                 continue
-            cells.append(
-                f"**{format_number(r[rate])} {unit}**<br>{format_number(r['ms_median'])} ms "
-                f"({format_number(r['ms_p20'])}–{format_number(r['ms_p80'])})"
-            )
+            cell = f"**{format_number(first[rate])} {unit}**"
+            if clocks:
+                for word, r in ((text["bench_kernel"], kernel), (text["bench_call"], call)):
+                    if r is not None:
+                        cell += f"<br>{word} {timing(r)}"
+            else:
+                cell += f"<br>{timing(first)}"
+            cells.append(cell)
         out.append("| " + " | ".join(cells) + " |")
-    repeats = sorted({r["repeats"] for r in rows})
-    what = text["bench_card"].format(
-        pass_=pass_,
-        unit=unit,
-        runs=f"{repeats[0]}–{repeats[-1]}" if len(repeats) > 1 else repeats[0],
-    )
+
+    def runs(clock: str) -> str:
+        found = sorted({r["repeats"] for r in rows if r.get("clock", "call") == clock})
+        return f"{found[0]}–{found[-1]}" if len(found) > 1 else str(found[0]) if found else "0"
+
+    if clocks:
+        what = text["bench_card_clocks"].format(
+            pass_=pass_, unit=unit, kernel_runs=runs("kernel"), call_runs=runs("call")
+        )
+        caption = text["bench_caption_clocks"].format(unit=unit)
+    else:
+        what = text["bench_card"].format(pass_=pass_, unit=unit, runs=runs("call"))
+        caption = text["bench_caption"].format(unit=unit)
     number = cards.add(_record_card(lang, s, [what]))
-    caption = text["bench_caption"].format(unit=unit)
     link = _card_link(lang, number, _tag(s))
     return (
         f'<div class="record-benchmark" data-snippet="{html.escape(path)}" '
@@ -897,6 +984,7 @@ def on_post_page(output: str, page, config) -> str:
     if page.file.src_uri.endswith(".ipynb"):
         return output
     lang = page_language(page)
+    write_archives(output, page, config)
     return COMPLETE_FILE_SLOT.sub(
         lambda m: complete_file_html(html.unescape(m.group(1)), lang), output
     )

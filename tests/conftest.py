@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import page_source
 import pytest
+import snippet_copies as copies
 import snippet_records as records
 
 REPO = records.REPO_ROOT
@@ -129,6 +133,19 @@ def published(tmp_path_factory) -> Path:
     return clone
 
 
+@pytest.fixture(scope="session")
+def gh_pages(published, tmp_path_factory) -> Path:
+    """The gh-pages branch that `published` holds, unpacked as GitHub Pages serves it: every
+    lock under its mike version folder, versions.json, the root redirect and 404 page."""
+    root = tmp_path_factory.mktemp("gh-pages")
+    branch = subprocess.run(
+        ["git", "archive", "gh-pages"], cwd=published, capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(branch)) as archive:
+        archive.extractall(root, filter="data")
+    return root
+
+
 SITE_BUILD: dict[str, float] = {}  # the session's build of the site: its CPU seconds
 
 
@@ -157,12 +174,17 @@ def page_source_of(lang: str, page: str) -> page_source.PageSource:
     return page_source.read_page(REPO / "docs" / lang / page)
 
 
+def page_url(lang: str, page: str) -> str:
+    """URL path of a source page below the site's (or a version folder's) root, as a browser
+    sees it: '', 'zh/', 'block-programming/', 'fused-geglu/benchmarks/' ..."""
+    stem = page.rsplit(".", 1)[0]
+    rel = "" if stem == "index" else stem.removesuffix("/index") + "/"
+    return ("" if lang == "en" else "zh/") + rel
+
+
 def built_page(site: Path, lang: str, page: str) -> Path:
     """Built HTML of a source page (directory URLs; English at the root, Chinese under zh/)."""
-    stem = page.rsplit(".", 1)[0]
-    rel = "" if stem == "index" else (stem[: -len("/index")] if stem.endswith("/index") else stem)
-    base = site if lang == "en" else site / lang
-    return base / rel / "index.html"
+    return site / page_url(lang, page) / "index.html"
 
 
 def lock_python(lock: records.Lock) -> str:
@@ -173,6 +195,34 @@ def lock_python(lock: records.Lock) -> str:
     if not python.exists():
         pytest.fail(f"{python} is missing: run `make test` (it creates .venv-locks/{lock.id})")
     return str(python)
+
+
+def other_lock_python(lock: records.Lock) -> str | None:
+    """The Python of another lock: the second torch install a file may need (a reader names
+    it in OTHER_TORCH_PYTHON, as snippets/cpp-extensions/stable_abi_across_releases.py says)."""
+    other = next((o for o in LOCKS if o.id != lock.id and o.status != "retired"), None)
+    return lock_python(other) if other else None
+
+
+def copy_run(lock: records.Lock, path: str, env: dict, timeout: float):
+    """The snippet's download (snippet_copies.archive_bytes, the bytes the site serves beside
+    its page), alone in an empty folder, run with the commands its page shows, with the lock's
+    Python first on PATH: a copy that needs anything it does not carry fails here. What its
+    declared also-needs asks for is given: OTHER_TORCH_PYTHON, another lock's Python. The
+    result also carries the archive's ``archive_sha256`` and the ``commands`` run
+    (tests/test_browser.py compares them with what the served page offers)."""
+    data = copies.archive_bytes(path, lock)
+    commands = copies.run_commands(path)
+    env = {**env, "PATH": str(Path(lock_python(lock)).parent) + os.pathsep + env["PATH"]}
+    other = other_lock_python(lock)
+    if other:
+        env["OTHER_TORCH_PYTHON"] = other
+    with tempfile.TemporaryDirectory(prefix="copy-") as folder:
+        (Path(folder) / copies.archive_name(path)).write_bytes(data)
+        done = run_counting_cpu(["bash", "-ec", "\n".join(commands)], Path(folder), env, timeout)
+    done.archive_sha256 = hashlib.sha256(data).hexdigest()
+    done.commands = commands
+    return done
 
 
 # A snippet's `timeout` is for a machine that runs it alone. Here two snippets run at once beside
@@ -201,16 +251,19 @@ class CpuRuns:
 
     @staticmethod
     def _run(lock: records.Lock, path: str) -> subprocess.CompletedProcess:
+        """A file that reads files beside it runs from its download, as its page says
+        (copy_run); any other from the repository."""
         needs = records.read_snippet_needs(path)
         env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
         env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
         if needs.gpu_timing:  # two at a time beside the browser: no time here means anything,
             env[records.REPEATS_ENV] = "1"  # and none is kept, so each is measured once
+        timeout = needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR
+        if copies.has_archive(path):
+            return copy_run(lock, path, env, timeout)
         if needs.cpu_interpreter:
             env["TRITON_INTERPRET"] = "1"
-        return run_counting_cpu(
-            [lock_python(lock), path], REPO, env, needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR
-        )
+        return run_counting_cpu([lock_python(lock), path], REPO, env, timeout)
 
     def start_all(self, wanted: set[tuple[str, str]] | None = None) -> None:
         """Queue every CPU-runnable snippet under every lock (or only the (lock id, path) pairs
@@ -229,6 +282,13 @@ class CpuRuns:
 
     def run(self, lock: records.Lock, path: str) -> subprocess.CompletedProcess:
         return self._submit(lock, path).result()
+
+    def submit(self, key: tuple[str, str], run, *args) -> Future:
+        """Queue ``run(*args)`` (a process run by run_counting_cpu) in the same pool, once per
+        ``key`` ("what", path): tests/test_mutations.py's runs of mutated copies."""
+        if key not in self._runs:
+            self._runs[key] = self._pool.submit(run, *args)
+        return self._runs[key]
 
     def summary(self, slowest: int = 12) -> list[str]:
         """Lines for the end of the session: what the finished runs cost, the costliest first."""
@@ -256,10 +316,21 @@ class CpuRuns:
 CPU_RUNS = CpuRuns()
 
 
+# Functions a test module registers at import to queue runs of its own once the session knows
+# which tests will run (after the snippets' CPU runs): each is called with CPU_RUNS and the items.
+BACKGROUND_STARTS: list = []
+
+
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected what will not run
 def pytest_collection_modifyitems(session, config, items):
     if config.option.collectonly:  # nothing will run
         return
+    start_cpu_runs(items)
+    for start in BACKGROUND_STARTS:
+        start(CPU_RUNS, items)
+
+
+def start_cpu_runs(items) -> None:
     wanted: set[tuple[str, str]] = set()
     for item in items:
         if "cpu_runs" not in getattr(item, "fixturenames", ()):

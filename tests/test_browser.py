@@ -5,20 +5,21 @@ lock under its version folder, mike's versions.json), to catch absolute links. T
 switcher and the version selector land on the same page (driven on four pages; every page is
 where they look for it, in each version's sitemap); on every page, axe-core finds no serious or
 critical violation in the light or the dark scheme with every collapsed block open. A copied
-complete file runs as is. Screenshots go to build/screenshots/ for a person to look at.
+complete file runs as is; each download of a file with the files beside it is the archive that
+ran alone in an empty folder as its page says. Links and anchors of every page are
+tests/test_links.py's. Screenshots go to build/screenshots/ for a person to look at.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.server
-import io
 import json
 import os
 import re
 import subprocess
 import sys
-import tarfile
 import threading
 import urllib.request
 import xml.etree.ElementTree as ET
@@ -27,8 +28,9 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 import site_hooks
+import snippet_copies as copies
 import snippet_records as records
-from conftest import CURRENT, LOCKS, REPO, doc_pages, lock_python
+from conftest import CURRENT, LOCKS, REPO, doc_pages, lock_python, page_url
 
 pytestmark = pytest.mark.browser
 
@@ -37,17 +39,6 @@ AXE = REPO / "node_modules" / "axe-core" / "axe.min.js"
 UV = REPO / ".venv-uv" / "bin" / "uv"
 CHAPTER = "block-programming/"
 SCREENSHOTS = REPO / "build" / "screenshots"
-
-
-def page_url(lang: str, page: str) -> str:
-    """URL path of a source page under a version folder: '', 'zh/', 'block-programming/' ..."""
-    stem = page.rsplit(".", 1)[0]
-    rel = (
-        ""
-        if stem == "index"
-        else (stem[: -len("/index")] if stem.endswith("/index") else stem) + "/"
-    )
-    return ("" if lang == "en" else "zh/") + rel
 
 
 PAGES = [(lang, page) for lang in ("en", "zh") for page in doc_pages(lang)]
@@ -66,17 +57,11 @@ class QuietServer(http.server.ThreadingHTTPServer):
 
 
 @pytest.fixture(scope="module")
-def server(published, tmp_path_factory):
+def server(gh_pages):
     """The gh-pages branch that `make publish`'s script wrote (every lock under its mike version
     folder, versions.json, the root 404 page), served from its root as GitHub Pages serves it;
     yields the root URL."""
-    root = tmp_path_factory.mktemp("served")
-    branch = subprocess.run(
-        ["git", "archive", "gh-pages"], cwd=published, capture_output=True, check=True
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(branch)) as archive:
-        archive.extractall(root, filter="data")
-    handler = functools.partial(QuietHandler, directory=str(root))
+    handler = functools.partial(QuietHandler, directory=str(gh_pages))
     httpd = QuietServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/"
@@ -324,6 +309,66 @@ def test_copied_complete_file_runs_as_is_in_its_locks_environment(page, server, 
         proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"{command}:\n{proc.stdout}\n{proc.stderr}"
         assert "vector_add: all checks passed" in proc.stdout
+
+
+ARCHIVED = [path for path in records.list_snippets() if copies.has_archive(path)]
+
+
+@pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
+@pytest.mark.parametrize("path", ARCHIVED)
+def test_a_download_runs_alone_in_an_empty_folder_as_its_page_says(
+    page, server, lock, path, cpu_runs, tmp_path
+):
+    """A file that reads files beside it (issue 17: four copies failed alone): its page offers
+    one download beside the complete file, with the commands that run it (the Chinese page under
+    the current lock, the English one under the others; tests/test_site.py checks both pages of
+    the current lock's build). The archive the browser downloads is the one the suite's CPU run
+    of this file under this lock unpacked alone in an empty folder and ran with those commands
+    (conftest.copy_run: one run per file and lock, as build_time.py's builds alone cost more
+    than the rest of this test); unpacked as the page says, it holds exactly the files the
+    record binds."""
+    source = path.split("/")[1] + "/index.md"  # the page its folder is named after
+    name, stem = copies.archive_name(path), Path(path).stem
+    lang = "zh" if lock.id == CURRENT.id else "en"
+    page.goto(server + lock.mike_version + "/" + page_url(lang, source))
+    block = page.locator(f'.complete-file-needs[data-snippet="{path}"] .complete-file-download')
+    with page.expect_download() as info:
+        block.locator("a[download]").click()
+    assert info.value.suggested_filename == name
+    info.value.save_as(tmp_path / name)
+    data = (tmp_path / name).read_bytes()
+    assert data == copies.archive_bytes(path, lock)
+    commands = block.locator("pre code").inner_text().strip().splitlines()
+    assert commands == copies.run_commands(path), commands
+
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    (folder / name).write_bytes(data)
+    env = {
+        **os.environ,
+        "PATH": str(Path(lock_python(lock)).parent) + os.pathsep + os.environ["PATH"],
+    }
+    subprocess.run(["bash", "-ec", commands[0]], cwd=folder, env=env, check=True)
+    unpacked = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    needs = records.read_snippet_needs(path)
+    base = path.rsplit("/", 1)[0] + "/"
+    bound = [f"{stem}/{rel.removeprefix(base)}" for rel in (path, *needs.files)]
+    assert unpacked == sorted([name, *bound])
+    snippets = set(records.list_snippets())
+    for rel, inside in zip((path, *needs.files), bound, strict=True):
+        expected = (
+            site_hooks.runnable_file(rel, lock).encode() if rel in snippets
+            else (REPO / rel).read_bytes()
+        )  # fmt: skip
+        assert (folder / inside).read_bytes() == expected, inside
+
+    if needs.cpu_skip:
+        pytest.skip(f"the download is checked; it does not run on a CPU: {needs.cpu_skip}")
+    run = cpu_runs.run(lock, path)
+    assert run.archive_sha256 == hashlib.sha256(data).hexdigest()
+    assert run.commands == commands
+    assert run.returncode == 0, f"{path} from {name}:\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}"
+    assert f"{stem}: all checks passed" in run.stdout
 
 
 def test_light_dark_toggle(page, base_url):

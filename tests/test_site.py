@@ -3,18 +3,23 @@ printed output and ID card as the records say, and the freshness rules in builds
 
 from __future__ import annotations
 
+import datetime as dt
 import html as html_module
+import io
 import json
 import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urljoin
 
 import page_source
 import pytest
 import site_hooks
+import snippet_copies as copies
 import snippet_records as records
 from conftest import (
     CURRENT,
@@ -28,6 +33,7 @@ from conftest import (
     doc_pages,
     markdown_pages,
     page_source_of,
+    page_url,
     quiet_env,
 )
 
@@ -164,6 +170,17 @@ def test_languages_link_to_the_same_places(page):
         sorted(re.findall(r"\]\(([^)\s]+)\)", page_source_of(lang, page).text))
         for lang in LANGUAGES
     ]
+    assert links[0] == links[1]
+
+
+@pytest.mark.parametrize("notebook", [p for p in doc_pages("en") if p.endswith(".ipynb")])
+def test_notebooks_link_to_the_same_places_in_both_languages(notebook):
+    """The markdown cells of a notebook, as a page's prose (tests/test_links.py follows them)."""
+    links = []
+    for lang in LANGUAGES:
+        cells = json.loads((REPO / "docs" / lang / notebook).read_text(encoding="utf-8"))["cells"]
+        text = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        links.append(sorted(re.findall(r"\]\(([^)\s]+)\)", text)))
     assert links[0] == links[1]
 
 
@@ -332,6 +349,107 @@ def test_each_shown_file_can_be_copied_whole_and_clean(site_dir, page, lang):
         ), differs
 
 
+def siblings_named(path: str) -> list[tuple[str, bool]]:
+    """Each file or folder beside a snippet that its source names (as a string, or a module
+    it imports), with whether the snippet declares it (a folder: a file inside it)."""
+    file = REPO / path
+    text = file.read_text(encoding="utf-8")
+    declared = records.read_snippet_needs(path).files
+    named = []
+    for sibling in sorted(file.parent.iterdir()):
+        rel = sibling.relative_to(REPO).as_posix()
+        if rel == path or sibling.name == "__pycache__":
+            continue
+        imported = sibling.suffix == ".py" and re.search(
+            rf"(?m)^\s*(?:from|import)\s+{re.escape(sibling.stem)}\b", text
+        )
+        if imported or re.search(rf"[\"']{re.escape(sibling.name)}[\"']", text):
+            inside = (
+                rel in declared
+                if sibling.is_file()
+                else any(d.startswith(rel + "/") for d in declared)
+            )
+            named.append((rel, inside))
+    return named
+
+
+@pytest.mark.parametrize("path", records.list_snippets())
+def test_a_snippet_declares_the_files_beside_it_that_it_reads(path):
+    """A file that reads a file beside it (pins.json, muladd_pkg/, a module it imports) declares
+    it in `files`, so its record binds it and its page offers it in the download (issue 17: a
+    copy that needed files beside it failed alone); tests/conftest.py runs each such snippet
+    from its download, alone in an empty folder."""
+    undeclared = [rel for rel, inside in siblings_named(path) if not inside]
+    assert not undeclared, f"{path} reads {undeclared} but does not list them in `files`"
+
+
+def test_the_also_needs_contract_takes_both_languages():
+    head = (
+        '# /// script\n# dependencies = ["torch"]\n# [tool.snippet]\n'
+        '# gpu = { min-cc = "8.0" }\n# cpu = { interpreter = false }\n'
+    )
+    both = head + '# also-needs = "a C++ compiler"\n# also-needs-zh = "C++ 编译器"\n# ///\n'
+    needs = records.parse_snippet_needs(both, "snippets/x/y.py")
+    assert needs.also_needs == {"en": "a C++ compiler", "zh": "C++ 编译器"}
+    assert records.parse_snippet_needs(head + "# ///\n", "snippets/x/y.py").also_needs == {}
+    for one in ('# also-needs = "a C++ compiler"\n', '# also-needs-zh = "C++ 编译器"\n'):
+        with pytest.raises(records.SnippetContractError, match="also-needs"):
+            records.parse_snippet_needs(head + one + "# ///\n", "snippets/x/y.py")
+
+
+def test_a_download_holds_exactly_the_files_its_record_binds():
+    """The same bytes on every build; the snippet and each declared file at its place beside
+    it; a declared file that is a snippet too, clean like its complete file."""
+    archived = [p for p in records.list_snippets() if copies.has_archive(p)]
+    assert "snippets/compatibility/pins_table.py" in archived
+    for path in archived:
+        data = copies.archive_bytes(path, CURRENT)
+        assert data == copies.archive_bytes(path, CURRENT), path
+        needs = records.read_snippet_needs(path)
+        stem, base = Path(path).stem, path.rsplit("/", 1)[0] + "/"
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            assert sorted(names) == sorted(
+                f"{stem}/{rel.removeprefix(base)}" for rel in (path, *needs.files)
+            )
+            assert archive.read(f"{stem}/{Path(path).name}").decode() == site_hooks.runnable_file(
+                path, CURRENT
+            )
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_complete_files_say_what_else_they_need_and_offer_their_download(site_dir, page, lang):
+    """Below each complete file: its declared also-needs in the page's language, and for a file
+    that reads files beside it, its download, written beside the page, with the commands that
+    run it (the browser test downloads it and checks the run)."""
+    html = built_page(site_dir, lang, page).read_text(encoding="utf-8")
+    other = "zh" if lang == "en" else "en"
+    for path in page_source_of(lang, page).snippet_files:
+        needs = records.read_snippet_needs(path)
+        start = f'<div class="complete-file-needs" data-snippet="{path}">'
+        if not (needs.also_needs or copies.has_archive(path)):
+            assert start not in html, path
+            continue
+        assert html.count(start) == 1, path
+        block = html.split(start, 1)[1].split("</details>", 1)[0]
+        also = site_hooks.TEXT[lang]["also_needs"]
+        if needs.also_needs:
+            assert f"{also}</strong> {html_module.escape(needs.also_needs[lang])}" in block
+            assert html_module.escape(needs.also_needs[other]) not in block
+        else:
+            assert also not in block
+        name = copies.archive_name(path)
+        if not copies.has_archive(path):
+            assert "download" not in block
+            continue
+        assert f'<a href="{name}" download>' in block, path
+        served = built_page(site_dir, lang, page).parent / name
+        assert served.read_bytes() == copies.archive_bytes(path, CURRENT), path
+        commands = html_module.escape("\n".join(copies.run_commands(path)), quote=False)
+        assert f"<code>{commands}</code>" in block, path
+
+
 def format_check(rendered: str, value: float) -> None:
     """A rendered number is the record's value to three significant digits, never rounded away."""
     shown = float(rendered.replace(",", ""))
@@ -487,6 +605,94 @@ def test_benchmark_tables_show_the_recorded_rows(site_dir, page, lang):
             assert part in card
 
 
+def nav_pages() -> list[tuple[str | None, str]]:
+    """mkdocs.yml's nav, flattened: (title, source page) for every page, sections left out."""
+    from mkdocs.utils import yaml_load
+
+    def walk(items) -> list[tuple[str | None, str]]:
+        found = []
+        for item in items:
+            if isinstance(item, str):  # a page without a title of its own
+                found.append((None, item))
+                continue
+            [(title, value)] = item.items()
+            found += walk(value) if isinstance(value, list) else [(title, value)]
+        return found
+
+    with open(REPO / "mkdocs.yml", "rb") as f:
+        return walk(yaml_load(f)["nav"])
+
+
+def nav_translations(lang: str) -> dict[str, str]:
+    from mkdocs.utils import yaml_load
+
+    with open(REPO / "mkdocs.yml", "rb") as f:
+        plugins = yaml_load(f)["plugins"]
+    i18n = next(p["i18n"] for p in plugins if isinstance(p, dict) and "i18n" in p)
+    language = next(x for x in i18n["languages"] if x["locale"] == lang)
+    return language.get("nav_translations") or {}
+
+
+class SideNavParser(HTMLParser):
+    """The page links of Material's primary (side) navigation: (href, text), in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str]] = []
+        self._depth = 0  # <nav> elements open inside the primary navigation
+        self._link: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if tag == "nav" and (self._depth or "md-nav--primary" in classes):
+            self._depth += 1
+        elif tag == "a" and self._depth and "md-nav__link" in classes:
+            self._link = [attrs.get("href") or "", ""]
+
+    def handle_endtag(self, tag):
+        if tag == "nav" and self._depth:
+            self._depth -= 1
+        elif tag == "a" and self._link is not None:
+            href, text = self._link
+            if not href.startswith("#"):  # the page's own table of contents
+                self.links.append((href, " ".join(text.split())))
+            self._link = None
+
+    def handle_data(self, data):
+        if self._link is not None:
+            self._link[1] += data
+
+
+def side_nav_gaps(site: Path, lang: str) -> list[str]:
+    """Each nav page that a built page's side navigation does not link with its own title
+    (zh: its nav_translations title), as 'on <page>: <title> -> <page>'."""
+    translations = nav_translations(lang) if lang != "en" else {}
+    expected = [(translations.get(t, t) if t else None, p) for t, p in nav_pages()]
+    gaps = [f"{page} has no title in mkdocs.yml's nav" for title, page in expected if not title]
+    root = "http://site.test/"
+    for shown in doc_pages(lang):
+        here = root + page_url(lang, shown)
+        parser = SideNavParser()
+        html = built_page(site, lang, shown).read_text(encoding="utf-8")
+        parser.feed(html.split('<div class="md-content"', 1)[0])  # the navigation comes first
+        links = {(urljoin(here, href), text) for href, text in parser.links}
+        for title, page in expected:
+            if title and (root + page_url(lang, page), title) not in links:
+                gaps.append(f"on {page_url(lang, shown) or lang}: {title!r} -> {page}")
+    return gaps
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_side_navigation_links_every_page_with_its_own_title(site_dir, lang):
+    """Every page of the nav is a link with its own title on every built page (issue 17: with
+    `navigation.indexes`, the first chapter of each section was reachable only through the
+    section's name, and "Autotuning" appeared nowhere in the navigation)."""
+    assert {p for _, p in nav_pages()} == set(doc_pages(lang)), "a page is not in the nav"
+    gaps = side_nav_gaps(site_dir, lang)
+    assert not gaps, f"{len(gaps)} missing, e.g.:\n" + "\n".join(gaps[:12])
+
+
 def test_every_state_has_its_colour_in_both_schemes():
     """A badge's colour comes from a rule for its state (records.STATES), light and dark."""
     css = (REPO / "docs/assets/verification.css").read_text(encoding="utf-8")
@@ -639,13 +845,30 @@ def test_build_fails_when_a_snippet_changed_since_its_run(project_copy, tmp_path
     assert "vector_add.py is changed on lock" in proc.stderr
 
 
+@pytest.mark.slow
+def test_build_fails_on_a_link_to_an_anchor_that_does_not_exist(project_copy, tmp_path):
+    """MkDocs 1.6 logs a missing anchor at info level only; mkdocs.yml's `validation:` makes it
+    a warning, so the strict build stops (issue 17)."""
+    page = project_copy / "docs/zh/block-programming/index.md"
+    page.write_text(
+        page.read_text(encoding="utf-8")
+        + "\n\n[a](../autotune/index.md#no-such-anchor) [b](#nor-this-one)\n",
+        encoding="utf-8",
+    )
+    proc = build_site(project_copy, tmp_path / "out")
+    assert proc.returncode != 0
+    assert "does not contain an anchor '#no-such-anchor'" in proc.stderr, proc.stderr[-3000:]
+    assert "'#nor-this-one', but there is no such anchor on this page" in proc.stderr
+
+
 def add_pending(project: Path, path: str) -> None:
     lock_file = project / "locks" / f"{CURRENT.id}.toml"
     lock_file.write_text(
         lock_file.read_text().replace(
             "[pending]\n",
             f'[pending]\n"{path}" = '
-            '{ reason = "H200 re-run booked", reason-zh = "已预约 H200 重跑" }\n',
+            '{ reason = "H200 re-run booked", reason-zh = "已预约 H200 重跑", '
+            f"due = {dt.date.today() + dt.timedelta(days=30)} }}\n",
         )
     )
 
@@ -715,7 +938,8 @@ def test_properdocs_builds_the_site_and_a_lock_past_its_review_date_shows_red(tm
     html = (tmp_path / "site/block-programming/index.html").read_text("utf-8")
     assert "ProperDocs" in html and 'class="snippet-status"' in html
     assert (tmp_path / "site/zh/block-programming/index.html").is_file()
-    for lang, words in (("en", "was due for review on"), ("zh", "应在")):
+    for lang in LANGUAGES:
+        words = site_hooks.TEXT[lang]["stale"].split("{")[0].strip()  # the banner's own words
         for page in doc_pages(lang):
             html = built_page(tmp_path / "site", lang, page).read_text(encoding="utf-8")
             banner = re.search(
