@@ -3,10 +3,11 @@
     python scripts/audit_locks.py                    # today
     python scripts/audit_locks.py --today 2027-03-01 # as of another date
 
-For each lock that is not retired, fails (exit 1) when its review date has passed, or when a
+For each lock that is not retired, fails (exit 1) when its review date has passed, when a
 snippet's state on one of its platforms blocks CI (changed since its run, failed, never run, no
-record), and says what to re-run. CI runs it (tests/test_locks.py) and so does a monthly workflow
-(.github/workflows/audit.yml). Standard library only.
+record), or when a `[pending]` GPU run is past the day it was due, and says what to re-run.
+CI runs it (tests/test_locks.py) and so does a monthly workflow (.github/workflows/audit.yml).
+Standard library only.
 """
 
 from __future__ import annotations
@@ -20,12 +21,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import snippet_records as records  # noqa: E402
 
 
-def audit(today: dt.date) -> list[str]:
-    """Every problem found, each a sentence that says what to do."""
+def audit(today: dt.date, locks: list[records.Lock] | None = None) -> list[str]:
+    """Every problem found in ``locks`` (default: every lock), each a sentence that says what
+    to do."""
     problems = []
-    for lock in records.all_locks():
+    for lock in records.all_locks() if locks is None else locks:
         if lock.status == "retired":
             continue
+        for path, due in sorted(lock.pending_due.items()):
+            if due < today:
+                problems.append(
+                    f"{lock.id}: the GPU run of {path} was due on {due} ([pending]): run "
+                    f"`python scripts/verify_snippets.py --only {path}` on "
+                    f"{list(lock.devices) or 'a GPU'}, commit the record and remove it from "
+                    f"[pending] in locks/{lock.id}.toml (or give a new due date with the reason)."
+                )
         if lock.next_review < today:
             problems.append(
                 f"{lock.id}: review was due on {lock.next_review}. Check the newest torch and "

@@ -13,6 +13,8 @@ machine's bare Python.
       # gpu = { min-cc = "8.0" }          # or: gpu = { skip = "why never on a GPU", ... }
       # cpu = { interpreter = true }      # or: cpu = { skip = "why never on a CPU", ... }
       # files = ["pkg/setup.py"]          # optional: data files it uses, bound into its hash
+      # also-needs = "a C++ compiler"     # optional, with also-needs-zh: what a copy needs that
+      # also-needs-zh = "C++ 编译器"       # no download carries (shown by its complete file)
       # ///
 
   ``cpu = { interpreter = false }`` means it runs on a plain CPU without TRITON_INTERPRET.
@@ -21,7 +23,8 @@ machine's bare Python.
   the complete file a reader copies from that lock's pages carries the pins.
 
 * A lock is ``locks/<id>.toml``: one torch + triton combination, its review dates, the devices
-  that verify it and the snippets whose GPU record is knowingly behind (``[pending]``).
+  that verify it and the snippets whose GPU record is knowingly behind (``[pending]``, each with
+  its reason in both languages and the day its GPU run is due).
 * A record is ``locks/<id>.<platform>.json``: ``<platform>`` is a GPU device slug (written by the
   runner on that GPU) or ``cpu`` (written by the runner with ``--cpu`` in the lock's environment).
 * A snippet's *state* on one platform of one lock is one of ``STATES``; it is worked out once per
@@ -66,6 +69,12 @@ FIGURES_PREFIX = "figures: "
 FIGURE_STATISTICS = ("median", "mean", "min", "count", "ratio", "spec")
 FIGURE_SPREADS = ("min-max", "p20-p80")
 FIGURE_COMPILE = ("included", "excluded")
+# Which clock a time (or a rate computed from one) was read from: "kernel", the GPU time of the
+# kernels alone (CUDA-graph replay such as triton.testing.do_bench_cudagraph, or profiler device
+# time); "call", the time per call with the host launch in it (triton.testing.do_bench, CUDA
+# events around a call); "wall", the host's wall clock. Optional; a page that calls a figure
+# "GPU time" or "kernel time" needs "kernel" (tests/test_defects.py).
+FIGURE_CLOCKS = ("kernel", "call", "wall")
 FIGURE_KEYS = {
     "value",
     "unit",
@@ -79,9 +88,29 @@ FIGURE_KEYS = {
     "shape",
     "dtype",
     "compile",
+    "clock",
+    "bytes",
+    "flops",
+    "ms_median",
 }
 # A measured quantity (time, throughput) moves between runs: it carries its spread.
 MEASURED_UNITS = ("s", "ms", "us", "µs", "ns", "GB/s", "TB/s", "TFLOP/s", "tokens/s")
+# A name that ends in a unit has that unit; a name "a_over_b" is a ratio, without a unit.
+UNIT_SUFFIXES = {
+    "_ms": ("ms",),
+    "_us": ("µs", "us"),
+    "_ns": ("ns",),
+    "_s": ("s",),
+    "_gbps": ("GB/s",),
+    "_tbps": ("TB/s",),
+    "_tflops": ("TFLOP/s",),
+    "_mib": ("MiB",),
+    "_gib": ("GiB",),
+}
+# A measured rate is an amount over a time: with ``bytes`` (or ``flops``) and ``ms_median``, the
+# median time it was computed from, its value must be amount / ms_median / scale (as a benchmark
+# row's). tests/test_defects.py requires them of every measured rate in a record.
+FIGURE_RATES = {"GB/s": ("bytes", 1e6), "TB/s": ("bytes", 1e9), "TFLOP/s": ("flops", 1e9)}
 
 
 MIN_REPEATS = 3  # a measured figure in a record; a run given REPEATS_ENV=1 measures once
@@ -107,6 +136,16 @@ def validate_figure(name: str, figure: object, min_repeats: int = MIN_REPEATS) -
         raise ValueError(f"figure {name!r}: statistic must be one of {FIGURE_STATISTICS}")
     if "compile" in figure and figure["compile"] not in FIGURE_COMPILE:
         raise ValueError(f"figure {name!r}: compile must be one of {FIGURE_COMPILE}")
+    if "clock" in figure and figure["clock"] not in FIGURE_CLOCKS:
+        raise ValueError(f"figure {name!r}: clock must be one of {FIGURE_CLOCKS}")
+    for suffix, units in UNIT_SUFFIXES.items():
+        if name.endswith(suffix) and figure.get("unit") not in units:
+            raise ValueError(
+                f"figure {name!r}: its name says {units[0]}, its unit is {figure.get('unit')!r}"
+            )
+    if "_over_" in name and (figure.get("unit") or figure["statistic"] != "ratio"):
+        raise ValueError(f"figure {name!r}: a name 'a_over_b' is a ratio: statistic ratio, no unit")
+    validate_rate(name, figure)
     if figure.get("unit") in MEASURED_UNITS and figure["statistic"] != "spec":
         if figure["statistic"] not in ("median", "mean", "min"):
             raise ValueError(f"figure {name!r}: a measured figure is a median, mean or min")
@@ -124,6 +163,32 @@ def validate_figure(name: str, figure: object, min_repeats: int = MIN_REPEATS) -
             raise ValueError(f"figure {name!r}: say what was measured (op)")
 
 
+def validate_rate(name: str, figure: dict) -> None:
+    """A measured rate (FIGURE_RATES) that gives its amount and median time is their quotient."""
+    rate = FIGURE_RATES.get(figure.get("unit"))
+    given = {"bytes", "flops", "ms_median"} & set(figure)
+    if rate is None or figure["statistic"] == "spec":
+        if given:
+            raise ValueError(f"figure {name!r}: {sorted(given)} belong to a measured rate")
+        return
+    if not given:
+        return
+    amount, scale = rate
+    ms, value = figure.get("ms_median"), figure["value"]
+    if not isinstance(figure.get(amount), int) or not isinstance(ms, (int, float)) or ms <= 0:
+        raise ValueError(
+            f"figure {name!r}: a rate in {figure['unit']} gives {amount} and ms_median"
+        )
+    if given - {amount, "ms_median"}:
+        raise ValueError(f"figure {name!r}: a rate in {figure['unit']} counts {amount}")
+    expected = figure[amount] / ms / scale
+    if abs(value - expected) > 0.51 + 0.01 * expected:
+        raise ValueError(
+            f"figure {name!r}: {value} {figure['unit']} is not {amount} / ms_median "
+            f"({expected:.4g})"
+        )
+
+
 def parse_figures(output: str, min_repeats: int = MIN_REPEATS) -> dict:
     """Merge every ``figures: {json}`` line a snippet printed; validate each figure."""
     figures: dict = {}
@@ -139,11 +204,12 @@ def parse_figures(output: str, min_repeats: int = MIN_REPEATS) -> dict:
 
 
 # A benchmark snippet prints one line per measurement, ``benchmark: {json}``: which
-# implementation, which pass, shape and dtype, the median and 20/80 % quantiles of its GPU time
-# over ``repeats`` runs, and what the time means (bytes moved -> GB/s, or FLOPs -> TFLOP/s), so a
-# reader and a test can recompute every ratio a page quotes.
+# implementation, which pass, shape and dtype, the median and 20/80 % quantiles of its time over
+# ``repeats`` runs, which clock that time was read from (optional ``clock``, FIGURE_CLOCKS), and
+# what the time means (bytes moved -> GB/s, or FLOPs -> TFLOP/s), so a reader and a test can
+# recompute every ratio a page quotes.
 BENCHMARK_PREFIX = "benchmark: "
-BENCHMARK_IMPLS = ("triton", "triton_tma", "eager", "compile", "cublas", "copy")
+BENCHMARK_IMPLS = ("triton", "triton_tma", "eager", "compile", "liger", "cublas", "copy")
 BENCHMARK_KEYS = {"impl", "pass", "shape", "dtype", "ms_median", "ms_p20", "ms_p80", "repeats"}
 BENCHMARK_RATES = {"gbps": ("bytes", 1e6), "tflops": ("flops", 1e9)}  # rate = amount/ms/scale
 
@@ -157,6 +223,8 @@ def validate_benchmark_row(row: object) -> None:
         raise ValueError(f"benchmark row {row}: lacks {sorted(missing)}")
     if row["impl"] not in BENCHMARK_IMPLS:
         raise ValueError(f"benchmark row: impl {row['impl']!r} not in {BENCHMARK_IMPLS}")
+    if "clock" in row and row["clock"] not in FIGURE_CLOCKS:
+        raise ValueError(f"benchmark row: clock {row['clock']!r} not in {FIGURE_CLOCKS}")
     if not (isinstance(row["shape"], list) and all(isinstance(n, int) for n in row["shape"])):
         raise ValueError(f"benchmark row: shape must be a list of integers, got {row['shape']!r}")
     if not isinstance(row["repeats"], int) or row["repeats"] < 3:
@@ -226,6 +294,8 @@ class SnippetNeeds:
     files: tuple[str, ...] = ()  # data files it uses (a .cpp, a pyproject.toml), repo-relative
     timeout_s: int = 600
     skip_zh: dict[str, str] = field(default_factory=dict)  # "gpu"/"cpu" -> reason in Chinese
+    # "en"/"zh" -> what else a copy needs that no download carries (a compiler, a second torch)
+    also_needs: dict[str, str] = field(default_factory=dict)
 
     @property
     def runs_on_gpu(self) -> bool:
@@ -255,6 +325,23 @@ def list_snippets() -> list[str]:
     a page's folder, snippets/<page>/<name>.py. Files deeper down (a package a snippet builds)
     are data files that a snippet declares (``files = [...]``)."""
     return sorted(relative_path(p) for p in SNIPPETS_DIR.glob("*/*.py"))
+
+
+# The whole GPU verification, in named parts: each runs in one call of the GPU machine (at most
+# 10 minutes), `scripts/verify_snippets.py --part <name>`. A part names page folders; the last
+# part, with none named, holds every snippet no other part holds. A whole GPU record is one run
+# of each part on the same device, each part's span under the call's budget.
+GPU_PARTS: dict[str, tuple[str, ...]] = {
+    "cookbook": ("cookbook", "cross-entropy", "fused-geglu", "fused-softmax", "matmul", "rmsnorm"),
+    "chapters": (),  # every other page
+}
+
+
+def part_of(path: str) -> str:
+    """The GPU part a snippet (snippets/<page>/<name>.py) runs in."""
+    page = Path(path).parent.name
+    named = [name for name, pages in GPU_PARTS.items() if page in pages]
+    return named[0] if named else next(name for name, pages in GPU_PARTS.items() if not pages)
 
 
 def file_sha256(path: Path | str) -> str:
@@ -325,7 +412,7 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     table = meta.get("tool", {}).get("snippet")
     if not isinstance(table, dict):
         raise SnippetContractError(f"{rel}: metadata block has no [tool.snippet] table")
-    unknown = set(table) - {"gpu", "cpu", "timeout", "files"}
+    unknown = set(table) - {"gpu", "cpu", "timeout", "files", "also-needs", "also-needs-zh"}
     if unknown:
         raise SnippetContractError(f"{rel}: unknown [tool.snippet] keys {sorted(unknown)}")
     for key in ("gpu", "cpu"):
@@ -354,6 +441,11 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     missing = [f for f in files if not (REPO_ROOT / f).is_file()]
     if missing:
         raise SnippetContractError(f"{rel}: declared files do not exist: {missing}")
+    also = [table.get("also-needs"), table.get("also-needs-zh")]
+    if any(a is not None for a in also) and not all(isinstance(a, str) and a.strip() for a in also):
+        raise SnippetContractError(
+            f"{rel}: 'also-needs' and 'also-needs-zh' come together, each a non-empty sentence"
+        )
     deps = meta.get("dependencies", [])
     if not isinstance(deps, list) or not all(
         isinstance(d, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", d) for d in deps
@@ -372,6 +464,7 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
         files=tuple(files),
         timeout_s=timeout,
         skip_zh={k: t["skip-zh"] for k, t in (("gpu", gpu), ("cpu", cpu)) if "skip-zh" in t},
+        also_needs=dict(zip(("en", "zh"), also, strict=True)) if also[0] else {},
     )
 
 
@@ -409,6 +502,7 @@ class Lock:
     devices: tuple[str, ...]  # GPU device slugs whose records verify this lock
     gpu_reason: Reason | None = None  # why no GPU verifies it, when devices is empty
     pending: dict[str, Reason] = field(default_factory=dict)
+    pending_due: dict[str, dt.date] = field(default_factory=dict)  # path -> GPU run due by
 
     @property
     def record_platforms(self) -> tuple[str, ...]:
@@ -502,17 +596,21 @@ def parse_lock(data: dict, where: str) -> Lock:
         if not (isinstance(gpu.get("reason"), str) and isinstance(gpu.get("reason-zh"), str)):
             raise LockError(f"{where}: gpu.devices is empty: give reason and reason-zh")
         gpu_reason = Reason(gpu["reason"], gpu["reason-zh"])
-    pending = {}
-    for path, reason in data.get("pending", {}).items():
+    pending, pending_due = {}, {}
+    for path, entry in data.get("pending", {}).items():
         if not (
-            isinstance(reason, dict)
-            and set(reason) == {"reason", "reason-zh"}
-            and all(isinstance(v, str) and v.strip() for v in reason.values())
+            isinstance(entry, dict)
+            and set(entry) == {"reason", "reason-zh", "due"}
+            and all(isinstance(entry[k], str) and entry[k].strip() for k in ("reason", "reason-zh"))
+            and isinstance(entry["due"], dt.date)
         ):
             raise LockError(
-                f'{where}: pending "{path}" needs {{ reason = "...", reason-zh = "..." }}'
+                f'{where}: pending "{path}" needs {{ reason = "...", reason-zh = "...", '
+                "due = YYYY-MM-DD }: why its GPU run waits, in both languages, and the day by "
+                "which it is due (scripts/audit_locks.py fails after it)"
             )
-        pending[path] = Reason(reason["reason"], reason["reason-zh"])
+        pending[path] = Reason(entry["reason"], entry["reason-zh"])
+        pending_due[path] = entry["due"]
     return Lock(
         id=need("id", str),
         title=need("title", str),
@@ -528,6 +626,7 @@ def parse_lock(data: dict, where: str) -> Lock:
         devices=tuple(devices),
         gpu_reason=gpu_reason,
         pending=pending,
+        pending_due=pending_due,
     )
 
 
@@ -564,6 +663,30 @@ def current_lock_id() -> str:
 def device_slug(device_name: str) -> str:
     """'NVIDIA H200' -> 'nvidia-h200'."""
     return re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-")
+
+
+# The environment settings that change what a snippet builds or runs: a record keeps those set
+# when it was made (the runner's "environment"), so that its command reproduces it. Left out:
+# what the runner sets per snippet (records of each run: cache, interpreter, GPU, repeat count).
+RECORDED_ENV_NAMES = (
+    "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LDSHARED", "MAX_JOBS",
+    "CUDA_HOME", "CUDA_PATH", "CUDACXX", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+    "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING", "CUBLAS_WORKSPACE_CONFIG",
+    "NVIDIA_TF32_OVERRIDE", "LD_LIBRARY_PATH", "LD_PRELOAD", "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+)  # fmt: skip
+RECORDED_ENV_PREFIXES = ("TRITON_", "PYTORCH_", "TORCH_", "TORCHINDUCTOR_", "TORCHDYNAMO_")
+RUNNER_SET_ENV = ("TRITON_CACHE_DIR", "TRITON_INTERPRET", "TRITON_DEBUG", REPEATS_ENV)
+
+
+def recorded_environment(environ: dict[str, str]) -> dict[str, str]:
+    """The settings of ``environ`` a record keeps (RECORDED_ENV_NAMES and *_PREFIXES), sorted."""
+    return {
+        name: value
+        for name, value in sorted(environ.items())
+        if (name in RECORDED_ENV_NAMES or name.startswith(RECORDED_ENV_PREFIXES))
+        and name not in RUNNER_SET_ENV
+    }
 
 
 def record_path(lock_id: str, platform: str) -> Path:
@@ -657,6 +780,18 @@ def validate_record(record: dict, where: str = "record") -> None:
     gpu = record["platform"] != CPU
     need(record["device"], ("name", "cc", "driver") if gpu else ("name", "machine"), "device")
     need(record["versions"], ("torch", "triton", "python") + (("cuda",) if gpu else ()), "versions")
+    environment = record.get("environment", {})  # optional: records before 2026-12 lack them
+    if not isinstance(environment, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in environment.items()
+    ):
+        raise ValueError(f"{where}: environment maps names to values (strings)")
+    compiler = record.get("compiler", {"cxx": "?"})
+    if not isinstance(compiler, dict) or not isinstance(compiler.get("cxx"), str):
+        raise ValueError(f"{where}: compiler says which C++ compiler the snippets got (cxx)")
+    for name, part in record.get("parts", {}).items():  # optional: a run in named parts
+        if name not in GPU_PARTS:
+            raise ValueError(f"{where}: part {name!r} is not one of {list(GPU_PARTS)}")
+        need(part, ("started", "finished", "runner"), f"part {name}")
     for entry in record["snippets"]:
         need(
             entry,
@@ -751,7 +886,7 @@ STATES: dict[str, State] = {
             "skipped on {device} ({date}): {reason}",
             "在 {device} 上被跳过（{date}）：{reason}",
             short_en="skipped by the runner",
-            short_zh="被运行器跳过",
+            short_zh="被 runner 跳过",
         ),
         State(
             "not-run",

@@ -3,6 +3,7 @@
     python scripts/verify_snippets.py                  # natively on this machine's GPU
     python scripts/verify_snippets.py --cpu            # on the CPU, as each snippet declares
     python scripts/verify_snippets.py --only vector    # re-run some, keep the rest of the record
+    python scripts/verify_snippets.py --part cookbook  # one named part, keep the rest
     python scripts/verify_snippets.py --out-dir DIR    # write the record elsewhere (e.g. $OUT)
     python scripts/verify_snippets.py --lock <id>      # a lock other than the current one
 
@@ -17,9 +18,19 @@ A row whose file (sha256) ran here before keeps what those earlier runs measured
 most records.EARLIER_RUNS_KEPT), so that a page shows a figure that moved between runs with its
 earlier values, not alone. Shows progress, ends with a table, and writes
 locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu") after every snippet, so a run
-stopped part-way (or at --deadline) keeps what it did. Exits 1 when a snippet failed, 2 when
-this machine does not match the lock. Needs only the standard library, torch and triton, in the
-lock's versions.
+stopped part-way (or at --deadline) keeps what it did. A snippet killed by a signal (a crash)
+is failed, the signal named.
+
+Before the runs it checks the C++ compiler torch.utils.cpp_extension would use (CXX, else c++):
+it builds a tiny shared library with it and reads the library's DT_NEEDED entries. A compiler
+that links libstdc++ statically (a wrapper such as the H200 image's /opt/gcc/bin/g++) builds
+extensions that crash when PyTorch loads them; the runner then sets CXX, for the snippets, to the
+first of g++, c++, clang++ on PATH that links it dynamically, says why, and records it; with none,
+it stops. The record keeps the compiler and every environment setting that changes what a
+snippet builds or runs (records.recorded_environment), so the same command reproduces it.
+
+Exits 1 when a snippet failed, 2 when this machine does not match the lock or has no usable C++
+compiler. Needs only the standard library, torch and triton, in the lock's versions.
 """
 
 from __future__ import annotations
@@ -33,6 +44,8 @@ import json
 import os
 import platform
 import shutil
+import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -140,6 +153,163 @@ def use_bytecode_cache() -> None:
     print(f"bytecode: torch has none installed; compiled once for the run, into {folder}")
 
 
+# ----------------------------------------------------------------------------- the C++ compiler
+
+# A function that needs libstdc++ (an exception, a std::string): a compiler that links libstdc++
+# dynamically lists libstdc++.so.* among the built library's DT_NEEDED entries.
+CXX_PROBE = """\
+#include <stdexcept>
+#include <string>
+extern "C" int snippet_runner_probe(int x) {
+  if (x < 0) throw std::runtime_error(std::to_string(x));
+  return x;
+}
+"""
+CXX_FALLBACKS = ("g++", "c++", "clang++")  # tried in this order, on PATH
+
+
+class CompilerError(RuntimeError):
+    """No C++ compiler here builds extensions that PyTorch can load."""
+
+
+def elf_needed(path: Path | str) -> list[str]:
+    """The DT_NEEDED entries (shared libraries it links) of an ELF file, read from its dynamic
+    section with the standard library: no readelf, ldd or pyelftools needed."""
+    data = Path(path).read_bytes()
+    if data[:4] != b"\x7fELF" or data[4] not in (1, 2) or data[5] not in (1, 2):
+        raise ValueError(f"{path} is not an ELF file")
+    end = "<" if data[5] == 1 else ">"
+    if data[4] == 2:  # ELF64: e_shoff at 0x28; section header: name, type, flags, addr, offset,
+        (shoff,) = struct.unpack_from(end + "Q", data, 0x28)  # size, link, info, align, entsize
+        shentsize, shnum = struct.unpack_from(end + "HH", data, 0x3A)
+        section, dyn = end + "IIQQQQIIQQ", end + "qQ"
+    else:  # ELF32
+        (shoff,) = struct.unpack_from(end + "I", data, 0x20)
+        shentsize, shnum = struct.unpack_from(end + "HH", data, 0x2E)
+        section, dyn = end + "IIIIIIIIII", end + "iI"
+    sections = [struct.unpack_from(section, data, shoff + i * shentsize) for i in range(shnum)]
+    needed = []
+    for _, kind, _, _, offset, size, link, *_ in sections:
+        if kind != 6:  # SHT_DYNAMIC; its strings are in the section it links to
+            continue
+        strings = sections[link][4]
+        for at in range(offset, offset + size, struct.calcsize(dyn)):
+            tag, value = struct.unpack_from(dyn, data, at)
+            if tag == 0:  # DT_NULL ends the table
+                break
+            if tag == 1:  # DT_NEEDED: an offset into the string table
+                start = strings + value
+                needed.append(data[start : data.index(b"\0", start)].decode())
+    return needed
+
+
+def cxx_problem(compiler: str, environ: dict[str, str]) -> str | None:
+    """Why ``compiler`` would build extensions that crash in PyTorch, or None when it links
+    libstdc++ dynamically (it builds a tiny shared library and reads its DT_NEEDED)."""
+    with tempfile.TemporaryDirectory(prefix="cxx-probe-") as tmp:
+        source, library = Path(tmp) / "probe.cpp", Path(tmp) / "probe.so"
+        source.write_text(CXX_PROBE)
+        command = [compiler, "-shared", "-fPIC", "-o", str(library), str(source)]
+        try:
+            proc = subprocess.run(
+                command, capture_output=True, text=True, timeout=120, env=environ, cwd=tmp
+            )
+        except FileNotFoundError:
+            return "not found"
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"could not run it ({exc})"
+        if proc.returncode != 0 or not library.is_file():
+            return f"could not build a shared library (exit {proc.returncode}): " + tail(
+                proc.stderr or proc.stdout, 2
+            ).replace("\n", " ")
+        try:
+            needed = elf_needed(library)
+        except (ValueError, struct.error, IndexError) as exc:
+            return f"built a library whose dynamic section could not be read ({exc})"
+    if not any(n.startswith("libstdc++.so") for n in needed):
+        return (
+            "links libstdc++ statically (the probe library's DT_NEEDED: "
+            f"{', '.join(needed) or 'none'}); an extension built with it crashes when PyTorch "
+            "loads it"
+        )
+    return None
+
+
+def compiler_version(compiler: str, environ: dict[str, str]) -> str:
+    try:
+        out = subprocess.run(
+            [compiler, "--version"], capture_output=True, text=True, timeout=30, env=environ
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (out.strip().splitlines() or ["unknown"])[0]
+
+
+def compilers_on_path(environ: dict[str, str]) -> list[str]:
+    """Every CXX_FALLBACKS compiler in every PATH folder, in that order (name first): where a
+    wrapper comes first on PATH (/opt/gcc/bin/g++), the system's own g++ is still found."""
+    found = []
+    for name in CXX_FALLBACKS:
+        for folder in environ.get("PATH", "").split(os.pathsep):
+            path = os.path.join(folder or ".", name)
+            if os.path.isfile(path) and os.access(path, os.X_OK) and path not in found:
+                found.append(path)
+    return found
+
+
+def choose_cxx(environ: dict[str, str]) -> tuple[dict[str, str], dict]:
+    """The C++ compiler for the snippets: (variables to set for them, what the record keeps).
+
+    torch.utils.cpp_extension compiles with CXX, else c++. When that one does not link libstdc++
+    dynamically, the first compiler on PATH (compilers_on_path) that does is chosen: CXX is set
+    to its path. Raises CompilerError when none does."""
+    asked = environ.get("CXX") or "c++"
+    problem = cxx_problem(asked, environ)
+    if problem is None:
+        path = shutil.which(asked, path=environ.get("PATH")) or asked
+        return {}, {"cxx": path, "version": compiler_version(asked, environ)}
+    tried = {os.path.realpath(shutil.which(asked, path=environ.get("PATH")) or asked): problem}
+    for path in compilers_on_path(environ):
+        if os.path.realpath(path) in tried:  # the same file under another name
+            continue
+        tried[os.path.realpath(path)] = cxx_problem(path, environ)
+        if tried[os.path.realpath(path)] is None:
+            why = f"{asked} {problem}"
+            info = {"cxx": path, "version": compiler_version(path, environ), "replaced": asked}
+            return {"CXX": path}, {**info, "why": why}
+    raise CompilerError(
+        f"no C++ compiler here builds extensions that PyTorch can load: CXX={asked}: {problem}; "
+        f"tried {', '.join(CXX_FALLBACKS)} on PATH: "
+        + ("; ".join(f"{p}: {why}" for p, why in list(tried.items())[1:]) or "none found")
+        + ". Install g++ (or set CXX to a compiler that links libstdc++ dynamically) and re-run."
+    )
+
+
+def use_working_cxx() -> dict:
+    """Apply choose_cxx to this process's environment (which the snippets inherit); print
+    what was chosen and why; return what the record keeps."""
+    changes, info = choose_cxx(dict(os.environ))
+    os.environ.update(changes)
+    if changes:
+        print(
+            f"C++ compiler: {info['why']}; the snippets get CXX={info['cxx']} ({info['version']})"
+        )
+    else:
+        print(f"C++ compiler: {info['cxx']} ({info['version']}), links libstdc++ dynamically")
+    return info
+
+
+def exit_reason(returncode: int) -> str:
+    """'exit code 1', or for a crash: 'killed by SIGSEGV (signal 11, exit -11)'."""
+    if returncode >= 0:
+        return f"exit code {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "an unknown signal"
+    return f"killed by {name} (signal {-returncode}, exit {returncode})"
+
+
 def tail(text: str, lines: int = 3) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
@@ -218,12 +388,9 @@ def run_snippet(
     row["stdout"] = records.output_lines(stdout)
     if returncode is None:
         return {**row, "status": "failed", "reason": f"timed out after {needs.timeout_s} s"}
-    if returncode != 0:
-        return {
-            **row,
-            "status": "failed",
-            "reason": f"exit code {returncode}: {tail(stderr or stdout)}",
-        }
+    if returncode != 0:  # a crash (a signal) too: its output may be empty
+        detail = tail(stderr or stdout) or "no output"
+        return {**row, "status": "failed", "reason": f"{exit_reason(returncode)}: {detail}"}
     try:
         row["figures"] = records.parse_figures(stdout)
         benchmark = records.parse_benchmark(stdout)
@@ -270,6 +437,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run only snippets whose path contains this text; repeatable",
     )
     parser.add_argument(
+        "--part",
+        choices=list(records.GPU_PARTS),
+        default=None,
+        help="run one named part of the snippets (records.GPU_PARTS), keep the rest of the "
+        "record; the record notes when each part ran",
+    )
+    parser.add_argument(
         "--jobs", type=int, default=None, help="CPU: snippets run at once (default 2)"
     )
     parser.add_argument(
@@ -303,14 +477,40 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("This machine does not match the lock:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
+    try:
+        compiler = use_working_cxx()  # before the snippets start: they inherit CXX
+    except CompilerError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    environment = records.recorded_environment(os.environ)
+    print(f"settings recorded: {environment or 'none set'}")
 
-    paths = [p for p in records.list_snippets() if not args.only or any(o in p for o in args.only)]
+    paths = [
+        p
+        for p in records.list_snippets()
+        if (not args.only or any(o in p for o in args.only))
+        and (not args.part or records.part_of(p) == args.part)
+    ]
+    keep_others = bool(args.only or args.part)  # the record keeps the rows this run leaves
     if not paths:
         print(f"no snippet matches {args.only}", file=sys.stderr)
         return 2
     all_needs = [records.read_snippet_needs(p) for p in paths]  # fail early on a bad contract
     previous = records.load_record(lock.id, platform_name)
     previous_rows = {e["path"]: e for e in (previous or {}).get("snippets", [])}
+    if (
+        keep_others
+        and previous
+        and (
+            previous.get("environment") != environment
+            or (previous.get("compiler") or {}).get("cxx") != compiler["cxx"]
+        )
+    ):
+        print(
+            "note: the record's other rows ran with other settings "
+            f"({previous.get('compiler')}, {previous.get('environment')}); this run's replace "
+            "them in the record: re-run them too if the settings matter to them"
+        )
     last_seconds = {path: e["seconds"] for path, e in previous_rows.items()}
     all_needs.sort(key=lambda n: -last_seconds.get(n.path, 60.0))  # longest first: even finish
     # Two phases, on either platform: what times nothing, several at once; then each timing
@@ -356,14 +556,27 @@ def main(argv: list[str] | None = None) -> int:
             base = None
             if out.is_file():
                 base = json.loads(out.read_text(encoding="utf-8"))
-            elif args.only:
+            elif keep_others:
                 base = previous
             ran = {r["path"] for r in rows}
             kept = [
                 e
                 for e in (base or {}).get("snippets", [])
-                if e["path"] not in ran and e["path"] in existing and (args.only or out.is_file())
+                if e["path"] not in ran and e["path"] in existing and (keep_others or out.is_file())
             ]
+            runner = (
+                "scripts/verify_snippets.py"
+                + (" --cpu" if args.cpu else "")
+                + (f" --part {args.part}" if args.part else "")
+                + "".join(f" --only {o}" for o in args.only)
+            )
+            parts = dict((base or {}).get("parts", {})) if keep_others else {}
+            if args.part:
+                parts[args.part] = {
+                    "started": started.isoformat(timespec="seconds"),
+                    "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                    "runner": runner,
+                }
             record = {
                 "schema": records.RECORD_SCHEMA,
                 "lock": lock.id,
@@ -373,9 +586,10 @@ def main(argv: list[str] | None = None) -> int:
                 "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                 "device": device,
                 "versions": versions,
-                "runner": "scripts/verify_snippets.py"
-                + (" --cpu" if args.cpu else "")
-                + "".join(f" --only {o}" for o in args.only),
+                "runner": runner,
+                **({"parts": parts} if parts else {}),
+                "compiler": compiler,
+                "environment": environment,
                 "snippets": sorted(kept + rows, key=lambda r: r["path"]),
             }
             records.validate_record(record)

@@ -1,0 +1,185 @@
+"""The GPU runner's own machinery, without a GPU: a crashing snippet is recorded as failed with
+its signal; the C++ compiler the snippets get is one that builds extensions PyTorch can load
+(decided with fake compilers: small shell scripts); the record keeps the settings it ran with."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import snippet_records as records
+import verify_snippets
+from conftest import CURRENT, copy_project
+
+REAL_CXX = shutil.which("g++")
+needs_gxx = pytest.mark.skipif(REAL_CXX is None, reason="needs g++ to build the fakes' libraries")
+
+CRASHING = """\
+# /// script
+# requires-python = ">=3.10"
+# dependencies = []
+#
+# [tool.snippet]
+# gpu = { min-cc = "8.0" }
+# cpu = { interpreter = false }
+# ///
+import os
+import signal
+
+print("loaded the extension", flush=True)
+os.kill(os.getpid(), signal.SIGSEGV)  # what a C++ extension built with the wrong compiler did
+"""
+
+
+def test_a_snippet_killed_by_a_signal_is_recorded_as_failed_with_the_signal(tmp_path):
+    """The whole runner, as documented, on a copy of the project with a snippet that crashes:
+    the record has it failed, naming SIGSEGV; the run exits 1."""
+    project = copy_project(tmp_path / "p")
+    planted = "snippets/block-programming/planted_crash.py"
+    (project / planted).write_text(CRASHING)
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "scripts/verify_snippets.py", "--cpu", "--only", "planted_crash",
+         "--out-dir", str(out)],
+        cwd=project, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    record = json.loads((out / f"{CURRENT.id}.cpu.json").read_text(encoding="utf-8"))
+    records.validate_record(record)
+    (row,) = [r for r in record["snippets"] if r["path"] == planted]
+    assert row["status"] == "failed", row
+    assert row["reason"].startswith("killed by SIGSEGV (signal 11, exit -11)"), row["reason"]
+    assert row["stdout"] == ["loaded the extension"]
+    assert re.search(r"planted_crash\.py: failed .* killed by SIGSEGV", proc.stdout), proc.stdout
+
+
+def test_exit_reasons_name_the_signal():
+    assert verify_snippets.exit_reason(1) == "exit code 1"
+    assert verify_snippets.exit_reason(-6) == "killed by SIGABRT (signal 6, exit -6)"
+    assert verify_snippets.exit_reason(-9) == "killed by SIGKILL (signal 9, exit -9)"
+
+
+# ----------------------------------------------------------------------------- the compiler
+
+
+@needs_gxx
+def test_elf_needed_reads_what_readelf_reads(tmp_path):
+    library = tmp_path / "probe.so"
+    source = tmp_path / "probe.cpp"
+    source.write_text(verify_snippets.CXX_PROBE)
+    subprocess.run([REAL_CXX, "-shared", "-fPIC", "-o", library, source], check=True)
+    needed = verify_snippets.elf_needed(library)
+    assert any(n.startswith("libstdc++.so") for n in needed), needed
+    if shutil.which("readelf"):
+        dynamic = subprocess.run(
+            ["readelf", "-d", library], capture_output=True, text=True, check=True
+        ).stdout
+        assert needed == re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic)
+    with pytest.raises(ValueError, match="not an ELF"):
+        verify_snippets.elf_needed(source)
+
+
+def fakes(folder: Path, gxx: str | None, cxx: str | None, clang: str | None) -> dict[str, str]:
+    """Shell scripts named g++, c++ and clang++ in ``folder``, each of one kind: "static" wraps
+    the real g++ with -static-libstdc++ (as the H200 image's /opt/gcc/bin/g++ does), "dynamic"
+    is the real g++, "broken" fails; None: no such compiler. Returns an environment whose PATH
+    holds the fakes only (each sets the PATH the real g++ needs for its assembler and linker)."""
+    folder.mkdir(exist_ok=True)
+    real = f"PATH={os.environ['PATH']} exec {REAL_CXX}"
+    bodies = {
+        "static": f'{real} -static-libstdc++ "$@"',
+        "dynamic": f'{real} "$@"',
+        "broken": 'echo "fatal error: no such file" >&2; exit 1',
+    }
+    for name, kind in {"g++": gxx, "c++": cxx, "clang++": clang}.items():
+        if kind:
+            (folder / name).write_text(f"#!/bin/sh\n{bodies[kind]}\n")
+            (folder / name).chmod(0o755)
+    return {"PATH": str(folder)}
+
+
+@needs_gxx
+def test_a_compiler_that_links_libstdcxx_dynamically_is_kept(tmp_path):
+    env = fakes(tmp_path / "bin", gxx="static", cxx="dynamic", clang=None)
+    changes, info = verify_snippets.choose_cxx(env)  # no CXX: cpp_extension's c++
+    assert changes == {} and info["cxx"] == str(tmp_path / "bin" / "c++"), info
+
+
+@needs_gxx
+def test_a_static_libstdcxx_wrapper_is_replaced_by_the_first_that_links_it_dynamically(tmp_path):
+    env = fakes(tmp_path / "bin", gxx="static", cxx="broken", clang="dynamic")
+    env["CXX"] = str(tmp_path / "bin" / "g++")  # the H200 image's CXX, a static wrapper
+    changes, info = verify_snippets.choose_cxx(env)
+    clang = str(tmp_path / "bin" / "clang++")
+    assert changes == {"CXX": clang}, (changes, info)
+    assert info["cxx"] == clang and info["replaced"] == env["CXX"]
+    assert "links libstdc++ statically" in info["why"], info
+
+
+@needs_gxx
+def test_a_compiler_later_on_path_is_found_behind_a_wrapper_of_the_same_name(tmp_path):
+    """The H200 image: /opt/gcc/bin (a static wrapper g++) before /usr/bin (the system's g++)."""
+    env = fakes(tmp_path / "opt", gxx="static", cxx="static", clang=None)
+    system = fakes(tmp_path / "usr", gxx="dynamic", cxx=None, clang=None)
+    env["PATH"] += os.pathsep + system["PATH"]
+    changes, info = verify_snippets.choose_cxx(env)
+    assert changes == {"CXX": str(tmp_path / "usr" / "g++")}, info
+
+
+@needs_gxx
+def test_a_missing_cxx_falls_back_to_path(tmp_path):
+    env = fakes(tmp_path / "bin", gxx="dynamic", cxx=None, clang=None)
+    env["CXX"] = str(tmp_path / "no-such-compiler")
+    changes, info = verify_snippets.choose_cxx(env)
+    assert changes == {"CXX": str(tmp_path / "bin" / "g++")}
+    assert "not found" in info["why"]
+
+
+@needs_gxx
+def test_the_runner_stops_when_no_compiler_links_libstdcxx_dynamically(tmp_path, monkeypatch):
+    env = fakes(tmp_path / "bin", gxx="static", cxx="static", clang="broken")
+    with pytest.raises(verify_snippets.CompilerError) as caught:
+        verify_snippets.choose_cxx(env)
+    message = str(caught.value)
+    assert "links libstdc++ statically" in message and "could not build" in message, message
+    assert "set CXX to a compiler that links libstdc++ dynamically" in message
+    # the documented command stops before any snippet runs, with that message, exit 2
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CXX", raising=False)
+    assert verify_snippets.main(["--cpu", "--only", "vector_add", "--out-dir", str(tmp_path)]) == 2
+    assert not list(tmp_path.glob("*.json")), "no record is written"
+
+
+def test_the_record_keeps_the_settings_that_change_what_snippets_build_or_run():
+    environ = {
+        "CXX": "/usr/bin/g++",
+        "TORCH_CUDA_ARCH_LIST": "9.0",
+        "TRITON_PRINT_AUTOTUNING": "1",
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+        "CUDA_HOME": "/usr/local/cuda",
+        "TRITON_CACHE_DIR": "/tmp/x",  # the runner's own, per snippet
+        records.REPEATS_ENV: "1",  # never passed on
+        "HOME": "/root",
+        "PATH": "/usr/bin",
+    }
+    assert records.recorded_environment(environ) == {
+        "CUDA_HOME": "/usr/local/cuda",
+        "CXX": "/usr/bin/g++",
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+        "TORCH_CUDA_ARCH_LIST": "9.0",
+        "TRITON_PRINT_AUTOTUNING": "1",
+    }
+    record = json.loads(json.dumps(records.load_record(CURRENT.id, records.CPU)))
+    record["environment"] = {"CXX": 1}
+    with pytest.raises(ValueError, match="environment"):
+        records.validate_record(record)
+    record["environment"], record["compiler"] = {}, {"version": "x"}
+    with pytest.raises(ValueError, match="compiler"):
+        records.validate_record(record)
