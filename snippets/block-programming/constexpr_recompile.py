@@ -10,7 +10,7 @@
 
 On a CUDA GPU:  python constexpr_recompile.py
 Counts compilations with triton.knobs.runtime.jit_post_compile_hook and asserts the counts.
-How long a compile takes, apart from the process's one-time start-up: first_launch.py.
+How long a compile takes, apart from the process's one-time start-up: ../under-the-hood/first_launch.py.
 """
 
 import json

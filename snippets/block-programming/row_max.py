@@ -47,6 +47,8 @@ def row_max(x: torch.Tensor, other: float = float("-inf")) -> torch.Tensor:
         raise ValueError(
             f"rows must have 1 to 65536 columns, got {N} (a max of nothing is undefined)"
         )
+    if (M - 1) * x.stride(0) + (N - 1) * x.stride(1) >= 2**31:
+        raise ValueError("offsets past 2**31 would overflow the kernel's int32 arithmetic")
     out = torch.empty(M, dtype=x.dtype, device=x.device)
     block_n = triton.next_power_of_2(N)  # (3)!
     row_max_kernel[(M,)](x, out, N, x.stride(0), x.stride(1), BLOCK_N=block_n, OTHER=other)
@@ -91,7 +93,12 @@ if __name__ == "__main__":
     where = "the interpreter" if INTERPRETED else torch.cuda.get_device_name()
     print(f"tl.max alone over [1.0, nan, 3.0] on {where}: {plain.item()}")
     assert plain.item() == 3.0  # NaN skipped, on the GPU and in the interpreter alike
-    for bad in (torch.empty(3, 0, device=device), torch.ones(3, device=device)):
+    far = torch.empty(2**31 + 2**20, dtype=torch.float16, device=device)  # never filled
+    for bad in (
+        torch.empty(3, 0, device=device),
+        torch.ones(3, device=device),
+        far.as_strided((3, 8), (2**30, 1)),  # rows 2**30 elements apart
+    ):
         try:
             row_max(bad)
         except (ValueError, TypeError) as exc:

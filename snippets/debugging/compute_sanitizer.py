@@ -6,6 +6,8 @@
 # gpu = { min-cc = "8.0" }
 # cpu = { skip = "runs NVIDIA's compute-sanitizer, which checks GPU memory accesses", skip-zh = "运行的是 NVIDIA 的 compute-sanitizer，它检查的是 GPU 上的内存访问" }
 # timeout = 600
+# also-needs = "NVIDIA's compute-sanitizer, which comes with the CUDA toolkit (on the PATH or in /usr/local/cuda/bin); the file says so and stops without it"
+# also-needs-zh = "NVIDIA 的 compute-sanitizer，随 CUDA toolkit 一起安装（在 PATH 上或 /usr/local/cuda/bin 里）；找不到时文件会说明原因并退出"
 # ///
 """compute-sanitizer against a kernel that forgets the mask on its load.
 

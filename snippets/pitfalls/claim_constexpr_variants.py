@@ -85,6 +85,7 @@ def figure(values: list[float], op: str, compile: str) -> dict:
         "shape": "n=1000..1005",
         "dtype": "float32",
         "compile": compile,
+        "clock": "wall",
     }
 
 

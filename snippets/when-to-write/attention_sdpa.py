@@ -50,6 +50,7 @@ def timing(fn, op: str) -> dict:
         "shape": "batch 4, heads 16, sequence 2048, head dim 64",
         "dtype": "float16",
         "compile": "excluded",
+        "clock": "call",
     }
 
 
