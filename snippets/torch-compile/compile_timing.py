@@ -6,12 +6,14 @@
 # gpu = { min-cc = "8.0", timing = true }
 # cpu = { skip = "measures time on the GPU, with torch.compile around Triton kernels", skip-zh = "测的是 GPU 上的耗时，要在 torch.compile 中编译 Triton 内核" }
 # ///
-"""Time the same function five ways on the GPU: eager and compiled, with the kernel behind a
-triton_op, behind a custom_op, and written in PyTorch.
+"""Time the same function on the GPU: eager and compiled, with the kernel behind a triton_op,
+behind a custom_op, and written in PyTorch; on small tensors also compiled with CUDA graphs.
 
-On a CUDA GPU:  python compile_timing.py
-Large tensors: GPU time per call with triton.testing.do_bench (median, 20/80 % quantiles).
-Small tensors: wall-clock time per call over many back-to-back calls (median of 7 batches).
+On a CUDA GPU:  python compile_timing.py   (about 30 s)
+Large tensors: kernel time per call, triton.testing.do_bench_cudagraph (CUDA-graph replay of
+many calls; median and 20/80 % quantiles of 10 replays).
+Small tensors: wall-clock time per call over many back-to-back calls, host launch included
+(median and range of 7 batches), with mode="reduce-overhead" (CUDA graphs) beside the default.
 """
 
 import json
@@ -21,6 +23,7 @@ import time
 import torch
 import triton
 import triton.language as tl
+from torch._dynamo.utils import counters
 from torch.library import triton_op, wrap_triton
 
 # The operator of the triton-op chapter, shortened: Triton kernel for CUDA tensors, a PyTorch
@@ -101,6 +104,20 @@ def in_pytorch(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return torch.relu((x * 2.0 + 1.0) * torch.sigmoid(y)) * 3.0
 
 
+# Separate functions for the CUDA-graph versions, so that each compiled version has a code object
+# (and a compile cache entry) of its own.
+def with_triton_op_graphed(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return with_triton_op(x, y)
+
+
+def with_custom_op_graphed(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return with_custom_op(x, y)
+
+
+def in_pytorch_graphed(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return in_pytorch(x, y)
+
+
 # --8<-- [start:variants]
 VARIANTS = {
     "eager_pytorch": in_pytorch,
@@ -109,13 +126,31 @@ VARIANTS = {
     "compiled_custom_op": torch.compile(with_custom_op, fullgraph=True, dynamic=True),
     "compiled_pytorch": torch.compile(in_pytorch, fullgraph=True, dynamic=True),
 }
+GRAPHED = {  # (2)!
+    "graphs_triton_op": torch.compile(
+        with_triton_op_graphed, mode="reduce-overhead", fullgraph=True
+    ),
+    "graphs_custom_op": torch.compile(
+        with_custom_op_graphed, mode="reduce-overhead", fullgraph=True
+    ),
+    "graphs_pytorch": torch.compile(in_pytorch_graphed, mode="reduce-overhead", fullgraph=True),
+}
 # --8<-- [end:variants]
+
+# Bytes each version moves per element, float32: what the kernel times are compared with.
+BYTES_PER_ELEMENT = {
+    "eager_pytorch": 52,  # x*2, +1, sigmoid(y), *, relu, *3: six kernels
+    "eager_triton_op": 44,  # x*2, +1, the kernel, relu, *3: five kernels
+    "compiled_triton_op": 28,  # (x*2+1), the kernel, relu(.)*3: three kernels
+    "compiled_custom_op": 28,  # the same three kernels
+    "compiled_pytorch": 12,  # one fused kernel: read x and y, write the result
+}
 
 
 # --8<-- [start:measure]
-def gpu_time(fn, n: int) -> dict:
-    """GPU time per call on large tensors: do_bench, L2 cleared before each run."""
-    times_ms = sorted(triton.testing.do_bench(fn, rep=50, return_mode="all"))
+def kernel_time(fn, n: int) -> dict:
+    """Kernel time per call: many calls captured in one CUDA graph and replayed 10 times."""
+    times_ms = triton.testing.do_bench_cudagraph(fn, rep=50, return_mode="all")  # (1)!
     q = statistics.quantiles(times_ms, n=5)
     return {
         "value": round(statistics.median(times_ms), 4),
@@ -125,19 +160,22 @@ def gpu_time(fn, n: int) -> dict:
         "low": round(q[0], 4),
         "high": round(q[3], 4),
         "repeats": len(times_ms),
+        "clock": "kernel",
         "shape": f"n={n}",
     }
 
 
-def time_per_call(fn, n: int, calls: int = 200, batches: int = 7) -> dict:
-    """Wall-clock time per call on small tensors, back to back: what the CPU side costs."""
+def wall_time_per_call(fn, n: int, calls: int = 200, batches: int = 7) -> dict:
+    """Wall-clock time per call over back-to-back calls: the host's launch work is in it."""
+    for _ in range(3):
+        fn()  # (2)!
     per_call_us = []
     for _ in range(batches):
         torch.cuda.synchronize()
         start = time.perf_counter()
         for _ in range(calls):
             fn()
-        torch.cuda.synchronize()  # (1)!
+        torch.cuda.synchronize()  # (3)!
         per_call_us.append((time.perf_counter() - start) / calls * 1e6)
     return {
         "value": round(statistics.median(per_call_us), 2),
@@ -147,6 +185,7 @@ def time_per_call(fn, n: int, calls: int = 200, batches: int = 7) -> dict:
         "low": round(min(per_call_us), 2),
         "high": round(max(per_call_us), 2),
         "repeats": batches,
+        "clock": "wall",
         "shape": f"n={n}, {calls} calls per batch",
     }
 
@@ -154,18 +193,36 @@ def time_per_call(fn, n: int, calls: int = 200, batches: int = 7) -> dict:
 # --8<-- [end:measure]
 
 
+def ratio(figures: dict, num: str, den: str, what: str) -> dict:
+    clock = figures[den]["clock"]
+    assert figures[num]["clock"] == clock, (num, den)
+    return {
+        "value": round(figures[num]["value"] / figures[den]["value"], 3),
+        "statistic": "ratio",
+        "clock": clock,
+        "op": f"median {what}, {num} over {den}",
+    }
+
+
 if __name__ == "__main__":
     if not torch.cuda.is_available():
-        raise SystemExit("This snippet needs a CUDA GPU: it measures GPU time.")
+        raise SystemExit("This snippet needs a CUDA GPU: it measures kernel and call times.")
     torch.manual_seed(0)
     figures = {}
     # --8<-- [start:run]
-    for size_name, n, measure in (("large", 2**24, gpu_time), ("small", 2**12, time_per_call)):
+    runs = (
+        ("large", 2**24, VARIANTS, kernel_time),
+        ("small", 2**12, {**VARIANTS, **GRAPHED}, wall_time_per_call),
+    )
+    for size_name, n, variants, measure in runs:
         x, y = torch.randn(n).cuda(), torch.randn(n).cuda()
         expected = in_pytorch(x, y)
-        for name, fn in VARIANTS.items():
+        for name, fn in variants.items():
+            counters["inductor"]["cudagraph_skips"] = 0
             torch.testing.assert_close(fn(x, y), expected, rtol=1e-5, atol=1e-6)  # (1)!
             figure = measure(lambda fn=fn, x=x, y=y: fn(x, y), n)
+            skips = counters["inductor"]["cudagraph_skips"]
+            assert skips == 0 or name not in GRAPHED, f"{name}: CUDA graphs skipped"  # (2)!
             figures[f"{name}_{size_name}"] = {
                 **figure,
                 "op": f"relu(sigmoid_mul(2x + 1, y)) * 3, {name}",
@@ -173,15 +230,33 @@ if __name__ == "__main__":
                 "compile": "excluded",
             }
     # --8<-- [end:run]
-    for size_name in ("large", "small"):
-        base = figures[f"compiled_triton_op_{size_name}"]["value"]
-        for other in ("compiled_custom_op", "compiled_pytorch", "eager_triton_op"):
-            figures[f"{other}_vs_triton_op_{size_name}"] = {
-                "value": round(figures[f"{other}_{size_name}"]["value"] / base, 3),
-                "statistic": "ratio",
-                "op": f"median, {other} over compiled_triton_op, {size_name} tensors",
-            }
-    # one fused kernel moves 12 bytes per element, the three kernels around a user kernel 28
-    assert figures["compiled_pytorch_vs_triton_op_large"]["value"] < 0.8, figures
+    large = {k: v for k, v in figures.items() if k.endswith("_large")}
+    base = "compiled_triton_op_large"
+    for other in ("compiled_custom_op", "compiled_pytorch", "eager_triton_op"):
+        figures[f"{other}_vs_triton_op_large"] = ratio(
+            figures, f"{other}_large", base, "kernel time, 2**24 elements"
+        )
+    for num, den in (
+        ("compiled_custom_op", "compiled_triton_op"),
+        ("compiled_pytorch", "compiled_triton_op"),
+        ("graphs_custom_op", "graphs_triton_op"),
+        ("graphs_triton_op", "compiled_triton_op"),
+        ("graphs_custom_op", "compiled_custom_op"),
+        ("graphs_pytorch", "compiled_pytorch"),
+    ):
+        figures[f"{num}_vs_{den}_small"] = ratio(
+            figures, f"{num}_small", f"{den}_small", "wall-clock time per call, 2**12 elements"
+        )
+    for name, per_element in BYTES_PER_ELEMENT.items():
+        ms = figures[f"{name}_large"]["value"]
+        print(
+            f"{name:20} {per_element:3} bytes/element: {per_element * 2**24 / ms / 1e6:7.0f} GB/s"
+        )
+    # What the page concludes from the kernel times, each asserted:
+    assert figures["compiled_pytorch_vs_triton_op_large"]["value"] < 0.8, large  # 12 vs 28 bytes
+    assert figures["eager_triton_op_vs_triton_op_large"]["value"] > 1.2, large  # 44 vs 28 bytes
+    assert 0.8 < figures["compiled_custom_op_vs_triton_op_large"]["value"] < 1.25, large  # same
+    for name in ("triton_op", "custom_op", "pytorch"):  # CUDA graphs cut the per-call cost
+        assert figures[f"graphs_{name}_vs_compiled_{name}_small"]["value"] < 1.0, figures
     print("figures: " + json.dumps(figures))
     print("compile_timing: all checks passed")

@@ -92,4 +92,6 @@ if __name__ == "__main__":
         "aten.relu.default",
         "aten.mul.Tensor",
     ], targets
+    reference = torch.relu((x * 2.0 + 1.0) * torch.sigmoid(y)) * 3.0  # PyTorch alone, no kernel
+    torch.testing.assert_close(exported.module()(x, y), reference, rtol=1e-5, atol=1e-6)
     print("export: all checks passed")
