@@ -116,12 +116,30 @@ def wheel_metadata(file: dict) -> dict:
     }
 
 
+def build_number(build_tag: str | None) -> tuple[int, str]:
+    """A wheel's build tag as pip orders it (PEP 427: a number, then the rest as a string);
+    no build tag sorts before any."""
+    if build_tag is None:
+        return (-1, "")
+    digits = re.match(r"\d+", build_tag)[0]
+    return (int(digits), build_tag[len(digits) :])
+
+
 def linux_wheel(files: list[dict], name: str, version: str, machine: str) -> dict | None:
+    """The CPython 3.11 Linux wheel of one release for one machine. Where wheels differ only in
+    their build tag (``torch-2.10.0-3-cp311-...`` beside ``torch-2.10.0-cp311-...``), the one pip
+    installs: the highest build number."""
     pattern = re.compile(
-        rf"{name}-{re.escape(version)}-{PYTHON_TAG}-{PYTHON_TAG}-manylinux\S*_{machine}\.whl"
+        rf"{name}-{re.escape(version)}(?:-(\d[^-]*))?-{PYTHON_TAG}-{PYTHON_TAG}"
+        rf"-manylinux\S*_{machine}\.whl"
     )
-    found = [f for f in files if pattern.fullmatch(f["filename"]) and not f.get("yanked")]
-    return found[0] if found else None
+    found = [
+        (build_number(match[1]), i, f)
+        for i, f in enumerate(files)
+        if (match := pattern.fullmatch(f["filename"])) and not f.get("yanked")
+    ]
+    # the highest build; among equal builds, the first listed (as before build tags were read)
+    return max(found, key=lambda item: (item[0], -item[1]))[2] if found else None
 
 
 def triton_requirement(requires_dist: list[str]) -> dict | None:

@@ -10,9 +10,9 @@
 
 In each timed run, triton.testing.do_bench queues the L2 flush, records the start event, calls
 fn (which launches the kernel from the CPU), then records the end event, with no synchronization
-in between. So the GPU time it reports also holds any time the GPU waited for the launch: a
-launch that takes the CPU longer than the flush takes the GPU shows up in it. Read from the
-source of the installed Triton; fails when a release changes that order.
+in between. So the time it reports is a call time: it also holds any time the GPU waited for the
+launch, and a launch that takes the CPU longer than the flush takes the GPU shows up in it. Read
+from the source of the installed Triton; fails when a release changes that order.
 """
 
 import ast

@@ -93,23 +93,26 @@ def launch(kernel, inputs: list[torch.Tensor], outputs: list[torch.Tensor]) -> N
 
 class SiluMul(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        ctx.save_for_backward(a, b)
+    def forward(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         out = torch.empty(torch.broadcast_shapes(a.shape, b.shape), dtype=a.dtype, device=a.device)
         if out.numel():
             launch(silu_mul_kernel, [a, b], [out])
         return out
 
     @staticmethod
-    @torch.autograd.function.once_differentiable  # (2)!
+    def setup_context(ctx, inputs, output) -> None:  # (2)!
+        ctx.save_for_backward(*inputs)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable  # (3)!
     def backward(ctx, grad_out: torch.Tensor):
         a, b = ctx.saved_tensors
-        wide = torch.float64 if a.dtype == torch.float64 else torch.float32  # (3)!
+        wide = torch.float64 if a.dtype == torch.float64 else torch.float32  # (4)!
         ga = torch.empty(grad_out.shape, dtype=wide, device=a.device)
         gb = torch.empty_like(ga)
         if ga.numel():
             launch(silu_mul_backward_kernel, [grad_out, a, b], [ga, gb])
-        return ga.sum_to_size(a.shape).to(a.dtype), gb.sum_to_size(b.shape).to(b.dtype)  # (4)!
+        return ga.sum_to_size(a.shape).to(a.dtype), gb.sum_to_size(b.shape).to(b.dtype)  # (5)!
 
 
 # --8<-- [end:backward]
@@ -185,4 +188,11 @@ if __name__ == "__main__":
     else:
         raise AssertionError("a second derivative went through a backward that has none")
     # --8<-- [end:check]
+    try:  # setup_context is what torch.func transforms require, not all they need
+        torch.func.grad(lambda a: silu_mul(a, b).sum())(a.detach())
+        func_grad = "ran"
+    except Exception as exc:  # the backward hands wrapped tensors to a raw launch
+        func_grad = f"fails, {type(exc).__name__}"
+    print(f"torch.func.grad through SiluMul: {func_grad}")
+    assert func_grad.startswith("fails"), func_grad
     print("gradients: all checks passed")

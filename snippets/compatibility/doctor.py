@@ -11,13 +11,14 @@
     python doctor.py
 
 Prints what this Python sees (OS, Python, torch and the triton it pins, triton, CUDA or ROCm, the
-GPU, its compute capability and driver), a verdict, and on a supported GPU runs one small Triton
-kernel. It works copied alone; inside the site's repository it also checks that its table of locks
+GPU, its compute capability, the driver and the newest CUDA it supports, and the GPUs nvidia-smi
+lists), a verdict, and on a supported GPU runs one small Triton kernel. It works copied alone; inside the site's repository it also checks that its table of locks
 is the one in locks/*.toml. It exits non-zero only when one of its own checks fails, not when the
 verdict is bad news.
 """
 
 import contextlib
+import ctypes
 import os
 import platform
 import re
@@ -57,9 +58,12 @@ def numbers(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
 
 
+TRITON_NAMES = r"(?:pytorch-)?triton(?:-rocm|-xpu)?"  # PyPI's, and PyTorch's own index's
+
+
 def satisfies(version: str, requirement: str) -> bool:
     """'3.6.0' against 'triton==3.6.0' or 'triton~=3.9.0' (any 3.9.x)."""
-    op, wanted = re.fullmatch(r"triton(==|~=)([\d.]+)", requirement).groups()
+    op, wanted = re.fullmatch(TRITON_NAMES + r"(==|~=)([\d.]+)", requirement).groups()
     have, want = numbers(version), numbers(wanted)
     if op == "==":
         return have == want
@@ -99,17 +103,47 @@ def verdict(env: dict) -> str:
                 f"but triton {env['triton']} is installed (fix: pip install '{env['torch_pins']}')",
             )
         )
-    if env["gpu"] is None:
+    smi_gpu, driver_cuda = env.get("smi_gpu"), env.get("driver_cuda")
+    if env["gpu"] is None and smi_gpu and env["cuda"] is None and env["hip"] is None:
         problems.append(
-            ("NO GPU", "no GPU visible; kernels run here only under TRITON_INTERPRET=1")
+            ("CPU-ONLY TORCH", f"nvidia-smi sees {smi_gpu}, torch {env['torch']} is a CPU build")
         )
-    elif env["hip"] is None and numbers(env["cc"]) < MIN_NVIDIA_CC:  # (3)!
+    elif (
+        env["gpu"] is None
+        and smi_gpu
+        and driver_cuda
+        and env["cuda"]
+        and (
+            numbers(driver_cuda)[0] < numbers(env["cuda"])[0]  # (3)!
+        )
+    ):
         problems.append(
-            ("NOT SUPPORTED", f"compute capability {env['cc']} is below 8.0 ({env['gpu']})")
+            (
+                "DRIVER TOO OLD",
+                f"nvidia-smi sees {smi_gpu}, but its driver {env['driver']} runs CUDA up to "
+                f"{driver_cuda} and torch is a CUDA {env['cuda']} build: update the driver, or "
+                f"install a torch built for CUDA {numbers(driver_cuda)[0]}.x",
+            )
+        )
+    elif env["gpu"] is None:
+        seen = f"nvidia-smi sees {smi_gpu} but torch does not; " if smi_gpu else ""
+        problems.append(
+            ("NO GPU", f"{seen}no GPU visible; kernels run here only under TRITON_INTERPRET=1")
+        )
+    elif env["hip"] is None and numbers(env["cc"]) < MIN_NVIDIA_CC:  # (4)!
+        torch_too = "PyTorch's torch.compile still emits Triton kernels from 7.0"
+        if numbers(env["cc"]) < (7, 0):
+            torch_too = "PyTorch's torch.compile refuses it below 7.0"
+        problems.append(
+            (
+                "NOT SUPPORTED",
+                f"compute capability {env['cc']} is below 8.0, where Triton's stated support "
+                f"starts ({env['gpu']}); {torch_too}",
+            )
         )
     elif env["hip"] is not None and numbers(env["hip"])[:2] < MIN_ROCM:
         problems.append(("NOT SUPPORTED", f"ROCm {env['hip']} is older than 6.2"))
-    lock = matching_lock(env)  # (4)!
+    lock = matching_lock(env)  # (5)!
     if lock:
         site = f"this site's lock {lock}"
     elif env["triton"] is None:
@@ -143,23 +177,48 @@ def torch_pins_triton() -> str | None:
     """The triton requirement in the installed torch's own metadata, where its marker holds."""
     for line in metadata.requires("torch") or []:
         spec, _, marker = line.partition(";")
-        if re.match(r"triton\b", spec.strip()) and marker_holds(marker):
+        if re.match(TRITON_NAMES + r"\s*[(=~]", spec.strip()) and marker_holds(marker):
             return re.sub(r"[\s()]", "", spec)
     return None
 
 
-def nvidia_driver() -> str:
+def torch_cuda_runtime() -> str | None:
+    """The CUDA runtime package the installed torch requires: PyPI's CUDA builds name one."""
+    for line in metadata.requires("torch") or []:
+        spec = line.partition(";")[0].strip()
+        if re.match(r"(cuda-toolkit|nvidia-cuda-runtime)\b", spec):
+            return re.sub(r"\[.*?\]|\s", "", spec)
+    return None
+
+
+def nvidia_smi() -> tuple[str | None, str | None]:
+    """The GPUs nvidia-smi lists and the driver version, whatever torch sees; None without it."""
     try:
         out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
             capture_output=True,
             text=True,
             timeout=30,
             check=True,
         ).stdout
-        return out.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
-        return "unknown (no nvidia-smi)"
+        return None, None
+    rows = [[part.strip() for part in line.split(",")] for line in out.splitlines() if line]
+    if not rows:
+        return None, None
+    return ", ".join(sorted({row[0] for row in rows})), rows[0][-1]
+
+
+def driver_cuda_version() -> str | None:
+    """The newest CUDA version the NVIDIA driver runs (cuDriverGetVersion, no GPU context)."""
+    try:
+        libcuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    version = ctypes.c_int()
+    if libcuda.cuDriverGetVersion(ctypes.byref(version)) != 0:
+        return None
+    return f"{version.value // 1000}.{version.value % 1000 // 10}"
 
 
 def environment() -> dict:
@@ -176,14 +235,14 @@ def environment() -> dict:
         "hip": torch.version.hip,
         "gpu": None,
         "cc": None,
-        "driver": None,
     }
+    env["smi_gpu"], env["driver"] = nvidia_smi()
+    env["driver_cuda"] = driver_cuda_version()
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
         env["gpu"] = props.name
         if env["hip"] is None:
             env["cc"] = f"{props.major}.{props.minor}"
-            env["driver"] = nvidia_driver()
         else:
             env["cc"] = getattr(props, "gcnArchName", "unknown")
     return env
@@ -198,7 +257,7 @@ def describe(env: dict) -> str:
         else "CPU-only build"
     )
     gpu = (
-        f"{env['gpu']} (compute capability {env['cc']}, driver {env['driver']})"
+        f"{env['gpu']} (compute capability {env['cc']}, driver {env['driver'] or 'unknown'})"
         if env["gpu"] and env["hip"] is None
         else f"{env['gpu']} ({env['cc']})"
         if env["gpu"]
@@ -222,12 +281,23 @@ SUPPORTED = {  # (1)!
     "hip": None,
     "gpu": "NVIDIA A100",
     "cc": "8.0",
+    "smi_gpu": "NVIDIA A100",
+    "driver": "580.65.06",
+    "driver_cuda": "13.0",
 }
 FAKES = {
     "supported": (SUPPORTED, "OK"),
-    "no GPU": ({**SUPPORTED, "gpu": None, "cc": None}, "NO GPU"),
+    "no GPU": ({**SUPPORTED, "gpu": None, "cc": None, "smi_gpu": None}, "NO GPU"),
+    "driver too old": (  # (2)!
+        {**SUPPORTED, "gpu": None, "cc": None, "driver": "550.54.15", "driver_cuda": "12.4"},
+        "DRIVER TOO OLD",
+    ),
+    "CPU-only torch": (
+        {**SUPPORTED, "gpu": None, "cc": None, "cuda": None, "torch_pins": None, "triton": None},
+        "NO TRITON + CPU-ONLY TORCH",
+    ),
     "CC 7.5": ({**SUPPORTED, "gpu": "NVIDIA T4", "cc": "7.5"}, "NOT SUPPORTED"),
-    "pip install triton": ({**SUPPORTED, "triton": "3.9.0"}, "MISMATCH"),  # (2)!
+    "pip install triton": ({**SUPPORTED, "triton": "3.9.0"}, "MISMATCH"),  # (3)!
     "ROCm 6.1": (
         {
             **SUPPORTED,
@@ -238,6 +308,19 @@ FAKES = {
         },
         "NOT SUPPORTED",
     ),
+    "ROCm torch, its own triton": (  # (4)!
+        {
+            **SUPPORTED,
+            "torch": "2.9.1",
+            "torch_pins": "pytorch-triton-rocm==3.5.1",
+            "triton": "3.5.1",
+            "cuda": None,
+            "hip": "6.4.43482",
+            "gpu": "AMD Instinct MI300X",
+            "cc": "gfx942",
+        },
+        "OK",
+    ),
     "Windows": (
         {**SUPPORTED, "system": "Windows", "machine": "AMD64", "torch_pins": None, "triton": None},
         "NOT SUPPORTED + NO TRITON",
@@ -246,13 +329,16 @@ FAKES = {
 for name, (env, kind) in FAKES.items():
     line = verdict(env)
     print(f"fake {name}: {line}")
-    assert line.startswith(f"{kind}: "), (name, line)  # (3)!
+    assert line.startswith(f"{kind}: "), (name, line)  # (5)!
 # --8<-- [end:fakes]
 
 assert "this site's lock torch-2.11.0-triton-3.6.0" in verdict(SUPPORTED)
 assert "no lock of this site" in verdict({**SUPPORTED, "torch": "2.12.1", "triton": "3.7.1"})
 assert "no lock of this site" in verdict({**SUPPORTED, "python": "3.14.0"})  # outside its range
 assert satisfies("3.9.2", "triton~=3.9.0") and not satisfies("3.10.0", "triton~=3.9.0")
+assert satisfies("3.5.1", "pytorch-triton-rocm==3.5.1") and not satisfies("3.6.0", "triton==3.5.1")
+assert "CUDA up to 12.4" in verdict(FAKES["driver too old"][0])
+assert "nvidia-smi sees" in verdict({**SUPPORTED, "gpu": None, "cc": None})  # hidden from torch
 
 
 def check_embedded_locks() -> str:
@@ -301,15 +387,19 @@ def smoke_test(device: str) -> None:
 env = environment()
 for key in ("system", "python", "torch_build", "torch_pins", "triton", "cuda", "hip", "gpu", "cc"):
     print(f"  {key + ':':<13}{env[key]}")
+for key in ("smi_gpu", "driver", "driver_cuda"):  # what the NVIDIA driver says, apart from torch
+    print(f"  {key + ':':<13}{env[key]}")
+build = f"CUDA {env['cuda']}, runtime {torch_cuda_runtime()}" if env["cuda"] else "no CUDA"
+print(f"torch's CUDA build: {build}")  # (1)!
 where = "GPU" if env["gpu"] else "no GPU"
-print(f"this machine ({where}): {describe(env)}")  # (1)!
+print(f"this machine ({where}): {describe(env)}")  # (2)!
 result = verdict(env)
 print(f"verdict ({where}): {result}")
 if env["gpu"] and result.startswith("OK"):
     smoke_test("cuda")
     print("smoke test (GPU): one Triton kernel compiled, ran and gave exact results")
 elif triton and os.environ.get("TRITON_INTERPRET") == "1":
-    smoke_test("cpu")  # (2)!
+    smoke_test("cpu")  # (3)!
     print("smoke test (interpreter): one Triton kernel ran on the CPU and gave exact results")
 else:
     print("smoke test: skipped (no supported GPU; TRITON_INTERPRET=1 runs it on the CPU)")

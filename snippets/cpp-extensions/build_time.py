@@ -7,10 +7,13 @@
 # cpu = { interpreter = false }
 # timeout = 300
 # files = ["muladd_inline.py", "muladd_pkg/csrc/muladd.h", "muladd_pkg/csrc/muladd.cpp", "muladd_pkg/csrc/muladd_cuda.cu"]
+# also-needs = "a C++ compiler that links libstdc++ dynamically (the file checks it first and names the fix), and on a GPU machine nvcc of torch's CUDA major version"
+# also-needs-zh = "一个以动态方式链接 libstdc++ 的 C++ 编译器（文件会先检查，不合格就说明怎么改），在 GPU 机器上还要与 torch 的 CUDA 主版本一致的 nvcc"
 # ///
 """How long a cold build takes, for the load_inline quick start and for the stable-ABI sources.
 
 On a CPU or a CUDA GPU, beside muladd_inline.py and muladd_pkg/:  python build_time.py
+Needs what muladd_inline.py needs, and checks the C++ compiler with its check_cxx first.
 Builds each three times into fresh build directories, each in a fresh process, and times the
 build call alone (Python start-up and `import torch` excluded). On a CPU: C++ only, one build
 after another, and how many lines the compiler reads for each source, and for the quick start
@@ -90,6 +93,7 @@ def figure(seconds: list[float], op: str) -> dict:
         "repeats": len(seconds),
         "op": op,
         "compile": "included",
+        "clock": "wall",
     }
 
 
@@ -100,7 +104,8 @@ def preprocessed_lines(source: str, flags: list[str]) -> int:
 
     all_h = Path(include_paths()[1]) / "torch" / "all.h"
     standard = "c++20" if "C++20 or later" in all_h.read_text() else "c++17"  # as this release
-    command = ["c++", f"-std={standard}", "-E", "-P", "-x", "c++", "-", *flags]
+    cxx = os.environ.get("CXX", "c++")
+    command = [cxx, f"-std={standard}", "-E", "-P", "-x", "c++", "-", *flags]
     command += [f"-I{path}" for path in include_paths()]
     command += [f"-I{sysconfig.get_paths()['include']}", f"-I{CSRC}"]  # Python.h, muladd.h
     out = subprocess.run(command, input=source, capture_output=True, text=True, check=True)
@@ -150,6 +155,7 @@ if __name__ == "__main__":
         sys.exit(0)
     import torch
 
+    load_module("muladd_inline", HERE / "muladd_inline.py").check_cxx()  # exits if it would crash
     with_cuda = torch.cuda.is_available()
     kind = "cuda" if with_cuda else "cpu"
     what = "C++ and CUDA, three builds at once" if with_cuda else "C++ only, one after another"

@@ -5,6 +5,8 @@
 # [tool.snippet]
 # gpu = { skip = "checks what the C++ compiler accepts with the stable-ABI headers; no GPU is involved", skip-zh = "检查的是 C++ 编译器在稳定 ABI 头文件下接受什么；与 GPU 无关" }
 # cpu = { interpreter = false }
+# also-needs = "a C++ compiler (c++ on the PATH)"
+# also-needs-zh = "C++ 编译器（PATH 上的 c++）"
 # ///
 """Claim: what TORCH_TARGET_VERSION makes the compiler accept, with this release's headers.
 

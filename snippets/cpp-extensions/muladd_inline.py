@@ -6,14 +6,16 @@
 # gpu = { min-cc = "8.0" }
 # cpu = { interpreter = false }
 # timeout = 300
+# also-needs = "a C++ compiler that links libstdc++ dynamically (the file checks it first and names the fix), and on a GPU machine nvcc of torch's CUDA major version"
+# also-needs-zh = "一个以动态方式链接 libstdc++ 的 C++ 编译器（文件会先检查，不合格就说明怎么改），在 GPU 机器上还要与 torch 的 CUDA 主版本一致的 nvcc"
 # ///
 """A C++ operator (and a CUDA kernel on a GPU) built with load_inline, made a real PyTorch op.
 
 On a CPU or a CUDA GPU:  python muladd_inline.py
-Needs a C++ compiler and ninja (pip install ninja); nvcc too when a GPU is visible. The first
-run compiles for about a minute; later runs reuse the build directory. Checks the operator
-against a * b + c, its bad-input errors, torch.library.opcheck and torch.compile, and exits
-non-zero when wrong.
+Needs a C++ compiler that links libstdc++ dynamically (checked first) and ninja (pip install
+ninja); nvcc too when a GPU is visible. The first run compiles for about a minute; later runs
+reuse the build directory. Checks the operator against a * b + c, its bad-input errors,
+torch.library.opcheck and torch.compile, and exits non-zero when wrong.
 """
 
 import hashlib
@@ -66,7 +68,8 @@ void muladd_out_cpu(const at::Tensor& a, const at::Tensor& b, const at::Tensor& 
     const scalar_t* pb = bc.const_data_ptr<scalar_t>();
     const scalar_t* pc = cc.const_data_ptr<scalar_t>();
     scalar_t* po = out.mutable_data_ptr<scalar_t>();
-    for (int64_t i = 0; i < out.numel(); ++i) po[i] = pa[i] * pb[i] + pc[i];
+    const int64_t n = out.numel();
+    for (int64_t i = 0; i < n; ++i) po[i] = pa[i] * pb[i] + pc[i];
   });
 }
 
@@ -148,6 +151,34 @@ TORCH_LIBRARY_IMPL(cppext, CUDA, m) {
 }  // namespace cppext
 """  # (1)!
 # --8<-- [end:cuda]
+
+
+# --8<-- [start:compiler]
+def check_cxx(library: str | None = None) -> str:
+    """The compiler torch.utils.cpp_extension uses (CXX, else c++), if it links libstdc++
+    dynamically: reads DT_NEEDED of `library`, or of a tiny library built with it. Else exits."""
+    cxx = os.environ.get("CXX", "c++")
+    probe = '#include <stdexcept>\nvoid probe() { throw std::runtime_error("x"); }\n'
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            if library is None:  # (1)!
+                library = os.path.join(tmp, "probe.so")
+                command = [cxx, "-shared", "-fPIC", "-x", "c++", "-", "-o", library]
+                subprocess.run(command, input=probe, text=True, capture_output=True, check=True)
+            command = ["readelf", "-d", library]
+            dynamic = subprocess.run(command, text=True, capture_output=True, check=True).stdout
+        except (OSError, subprocess.CalledProcessError) as exc:
+            sys.exit(f"cannot check the C++ compiler {cxx}: {exc}")
+    if "[libstdc++.so" not in dynamic:  # (2)!
+        sys.exit(
+            f"{cxx} links libstdc++ statically (what it builds does not list libstdc++.so as "
+            "needed): such an extension can break inside PyTorch (garbled errors, crashes). "
+            "Set CXX to a compiler that links it dynamically (e.g. CXX=/usr/bin/g++) and rerun."
+        )
+    return cxx
+
+
+# --8<-- [end:compiler]
 
 
 # --8<-- [start:build]
@@ -375,15 +406,17 @@ if __name__ == "__main__":
         build(with_cuda)
         show_compile_without_fake(device)
         sys.exit(0)
-    print(f"muladd_inline on {torch.cuda.get_device_name() if with_cuda else 'CPU'}")
-    cxx = os.environ.get("CXX", "c++")  # what torch.utils.cpp_extension compiles with
-    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
     where = torch.cuda.get_device_name() if with_cuda else "CPU"
-    print(f"C++ compiler on {where}: {cxx}, {version.splitlines()[0]}")
+    print(f"muladd_inline on {where}")
     # --8<-- [start:run]
-    build(with_cuda)  # (1)!
+    cxx = check_cxx()  # (1)!
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+    print(
+        f"C++ compiler on {where}: {cxx}, {version.splitlines()[0]}, libstdc++ linked dynamically"
+    )
+    build(with_cuda)  # (2)!
     print(in_a_new_process("--no-fake"))
-    register_python_parts()  # (2)!
+    register_python_parts()  # (3)!
     check(device)
     bad_input(device)
     if with_cuda:

@@ -6,13 +6,17 @@
 # gpu = { skip = "needs a second PyTorch release installed beside this one; the GPU machine has one", skip-zh = "需要在旁边另装一个 PyTorch 版本；GPU 机器上只有一个" }
 # cpu = { interpreter = false }
 # timeout = 300
-# files = ["muladd_pkg/csrc/muladd.h", "muladd_pkg/csrc/muladd.cpp"]
+# files = ["muladd_inline.py", "muladd_pkg/csrc/muladd.h", "muladd_pkg/csrc/muladd.cpp"]
+# also-needs = "a C++ compiler, and a second Python environment with another torch release (2.10 or newer) named by OTHER_TORCH_PYTHON=/path/to/its/python; the file says so and stops without it"
+# also-needs-zh = "C++ 编译器，以及另一个装有其他 torch 版本（2.10 或更新）的 Python 环境，用 OTHER_TORCH_PYTHON=/path/to/its/python 指定；缺了它，文件会说明原因并退出"
 # ///
 """Build with this PyTorch, load with another release: the stable ABI against the ordinary one.
 
-On a CPU, with a second environment that has another torch release:
+On a CPU, with a second environment that has another torch release (2.10 or newer):
     OTHER_TORCH_PYTHON=/path/to/other/venv/bin/python python stable_abi_across_releases.py
-Without OTHER_TORCH_PYTHON it looks for this site's lock environments (.venv, .venv-locks/*).
+Inside this site's repository it also finds the lock environments (.venv, .venv-locks/*).
+Without a second release it says so and exits with status 1 before building anything. It
+checks the C++ compiler with muladd_inline.py's check_cxx, as the other files here do.
 Builds the CPU kernel three ways, loads each library in the other release, runs the operator
 there and compares it with a * b + c.
 """
@@ -24,8 +28,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-CSRC = Path(__file__).resolve().parent / "muladd_pkg" / "csrc"
-REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CSRC = HERE / "muladd_pkg" / "csrc"
+sys.path.insert(0, str(HERE))
+from muladd_inline import check_cxx  # the compiler check of the quick start
 
 ATEN_SOURCE = r"""
 #include <ATen/core/Tensor.h>
@@ -40,7 +46,8 @@ at::Tensor muladd_cpu(const at::Tensor& a, const at::Tensor& b, const at::Tensor
   const float *pa = ac.const_data_ptr<float>(), *pb = bc.const_data_ptr<float>();
   const float* pc = cc.const_data_ptr<float>();
   float* po = out.mutable_data_ptr<float>();
-  for (int64_t i = 0; i < out.numel(); ++i) po[i] = pa[i] * pb[i] + pc[i];
+  const int64_t n = out.numel();
+  for (int64_t i = 0; i < n; ++i) po[i] = pa[i] * pb[i] + pc[i];
   return out;
 }
 
@@ -68,20 +75,30 @@ print("runs, equal to a * b + c")
 
 def torch_version(python: str) -> str:
     code = "import importlib.metadata as m; print(m.version('torch'))"
-    return subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.strip()
+    proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
 def other_release() -> tuple[str, str]:
     """A Python with another torch release: OTHER_TORCH_PYTHON, else this site's lock venvs."""
     mine = importlib.metadata.version("torch")
     candidates = [os.environ.get("OTHER_TORCH_PYTHON", "")]
-    candidates += [str(REPO / ".venv" / "bin" / "python")]
-    candidates += sorted(str(p) for p in REPO.glob(".venv-locks/*/bin/python"))
+    here = Path(__file__).resolve()
+    repo = here.parents[2] if len(here.parents) > 2 else here.parent
+    if (repo / "locks").is_dir():  # inside the site's repository
+        candidates += [str(repo / ".venv" / "bin" / "python")]
+        candidates += sorted(str(p) for p in repo.glob(".venv-locks/*/bin/python"))
     for python in filter(None, candidates):
-        version = torch_version(python) if Path(python).exists() else ""
-        if version and version != mine:
+        version = torch_version(python) if Path(python).is_file() else ""
+        if version and version != mine and release(version) >= (2, 10):
             return python, version
-    raise SystemExit("No other torch release found: set OTHER_TORCH_PYTHON to its python")
+    sys.exit(
+        "stable_abi_across_releases.py needs a second Python environment with another torch "
+        f"release, 2.10 or newer (this one has torch {mine}); none was found"
+        + (f" at OTHER_TORCH_PYTHON={os.environ['OTHER_TORCH_PYTHON']}" if candidates[0] else "")
+        + ". Make one, e.g. `python -m venv other && other/bin/pip install torch==<release>`, "
+        "then run: OTHER_TORCH_PYTHON=other/bin/python python stable_abi_across_releases.py"
+    )
 
 
 def release(version: str) -> tuple[int, int]:
@@ -135,6 +152,7 @@ def demangle(text: str) -> str:
 
 if __name__ == "__main__":
     other, other_version = other_release()
+    check_cxx()
     mine = importlib.metadata.version("torch")
     older = release(other_version) < release(mine)
     print(f"built with torch {mine}, loaded by torch {other_version}")
@@ -155,6 +173,8 @@ if __name__ == "__main__":
             # --8<-- [end:run]
             assert bool(symbols) == (what == "ATen API"), (what, symbols[:3])
     assert results["stable ABI, TORCH_TARGET_VERSION 2.10"].startswith("runs")
-    assert results["stable ABI, no TORCH_TARGET_VERSION"].startswith("fails" if older else "runs")
-    assert results["ATen API"].startswith("fails to load")
+    if {release(mine), release(other_version)} == {(2, 11), (2, 15)}:  # this site's two locks
+        no_target = results["stable ABI, no TORCH_TARGET_VERSION"]
+        assert no_target.startswith("fails" if older else "runs"), no_target
+        assert results["ATen API"].startswith("fails to load"), results["ATen API"]
     print("stable_abi_across_releases: all checks passed")

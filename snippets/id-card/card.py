@@ -31,6 +31,7 @@ REQUIRED = {
     "driver": "the driver version",
     "versions": "torch, triton, CUDA, Python",
     "statistic": "median (or mean, min) of how many runs",
+    "clock": "kernel time, call time (host launch included) or wall-clock time",  # (3)!
     "spread": "the 20-80 % quantiles or the range, over the same runs",
     "compile": "whether compile time and the first call are in the number",  # (2)!
     "commit": "the code that was measured, and whether it had local changes",
@@ -78,21 +79,22 @@ def machine() -> dict:
 
 
 # --8<-- [start:measure]
-def times_ms(fn) -> list[float]:
+def times_ms(fn) -> tuple[list[float], str]:
     fn()  # (1)!
     if torch.cuda.is_available():
-        return triton.testing.do_bench(fn, warmup=25, rep=50, return_mode="all")  # (2)!
+        times = triton.testing.do_bench(fn, warmup=25, rep=50, return_mode="all")  # (2)!
+        return times, "call time: CUDA events around each call, host launch included"
     times = []
     for _ in range(20):
         start = time.perf_counter()
         fn()
         times.append((time.perf_counter() - start) * 1e3)
-    return times
+    return times, "wall-clock time of each call"
 
 
 def measure(fn, reference_fn, *, op: str, reference: str, inputs: str) -> dict:
     """fn and its reference, timed in the same run: medians and 20/80 % quantiles."""
-    times, ref_times = times_ms(fn), times_ms(reference_fn)
+    (times, clock), (ref_times, _) = times_ms(fn), times_ms(reference_fn)
     q = statistics.quantiles(times, n=5)
     return {
         "op": op,
@@ -101,6 +103,7 @@ def measure(fn, reference_fn, *, op: str, reference: str, inputs: str) -> dict:
         **machine(),
         "value_ms": round(statistics.median(times), 4),
         "statistic": f"median of {len(times)} runs",
+        "clock": clock,
         "spread": f"p20-p80 {q[0]:.4f}-{q[3]:.4f} ms",
         "compile": "excluded: one call before timing",
     }
@@ -140,7 +143,7 @@ if __name__ == "__main__":
         figure = {
             "value": card["value_ms"], "unit": "ms", "statistic": "median",
             "spread": "p20-p80", "low": low, "high": high,
-            "repeats": int(card["statistic"].split()[2]), "op": card["op"],
+            "repeats": int(card["statistic"].split()[2]), "op": card["op"], "clock": "call",
             "shape": "2**22", "reference": "x.clone()", "dtype": "float32", "compile": "excluded",
         }  # fmt: skip
         print("figures: " + json.dumps({"x_times_2_ms": figure}))

@@ -11,8 +11,10 @@
 On a CUDA GPU:  python envelope_dispatch.py
 On a CPU:       TRITON_INTERPRET=1 python envelope_dispatch.py
 The envelope is an allow-list of what was measured and accepted (acceptance/benchmark.py and
-acceptance/test_silu_mul.py on an H200): the row counts where the kernel beat PyTorch there. Tests: the route of every probe, both paths against the
-float64 reference, and on a CPU the Triton path through the interpreter with a test envelope.
+acceptance/test_silu_mul.py on an H200): the row counts where the kernel beat PyTorch there, and
+no autograd: the kernel has no backward, so a call that needs gradients goes to PyTorch. Tests:
+the route of every probe, both paths against the float64 reference, gradients through the
+dispatcher, and on a CPU the Triton path through the interpreter with a test envelope.
 """
 
 import contextlib
@@ -84,16 +86,20 @@ class Call:
     a_shape: tuple[int, ...]
     b_shape: tuple[int, ...]
     unit_stride: bool  # both inputs step by one element along the last dimension
+    needs_grad: bool  # autograd would record this call
 
 
 def describe(a: torch.Tensor, b: torch.Tensor) -> Call:
     device = torch.cuda.get_device_name(a.device) if a.is_cuda else a.device.type  # (2)!
     unit = all(t.dim() > 0 and t.stride(-1) == 1 for t in (a, b))
-    return Call(device, a.dtype, tuple(a.shape), tuple(b.shape), unit)
+    needs_grad = torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)  # (3)!
+    return Call(device, a.dtype, tuple(a.shape), tuple(b.shape), unit, needs_grad)
 
 
 def outside(call: Call, envelope: Envelope) -> str | None:
     """Why a call is outside the envelope, or None when it is inside."""
+    if call.needs_grad:
+        return "autograd was not measured: the kernel has no backward"
     if call.device not in envelope.devices:
         return f"device {call.device!r} was not measured"
     if call.dtype not in envelope.dtypes:
@@ -109,7 +115,7 @@ def outside(call: Call, envelope: Envelope) -> str | None:
         return f"{rows} rows is outside the measured {envelope.rows[0]} to {envelope.rows[1]}"
     if not call.unit_stride:
         return "only inputs with unit stride along the last dimension were measured"
-    return None  # (3)!
+    return None  # (4)!
 
 
 def silu_mul(a: torch.Tensor, b: torch.Tensor, envelope: Envelope = MEASURED) -> torch.Tensor:
@@ -119,7 +125,7 @@ def silu_mul(a: torch.Tensor, b: torch.Tensor, envelope: Envelope = MEASURED) ->
     ROUTES.append(reason or "triton")
     if reason is None:
         return triton_silu_mul(a, b)
-    return F.silu(a) * b  # (4)!
+    return F.silu(a) * b  # (5)!
 
 
 # --8<-- [end:envelope]
@@ -140,24 +146,26 @@ if __name__ == "__main__":
     # --8<-- [start:probes]
     H200, W = "NVIDIA H200", 14336
     probes = {  # (1)!
-        (H200, torch.bfloat16, (4096, W), (4096, W), True): None,
-        (H200, torch.bfloat16, (16384, W), (16384, W), True): None,
-        (H200, torch.bfloat16, (1024, W), (1024, W), True): "1024 rows is outside",
-        (H200, torch.bfloat16, (16385, W), (16385, W), True): "16385 rows is outside",
-        (H200, torch.bfloat16, (4096, 11008), (4096, 11008), True): "width 11008",
-        (H200, torch.float32, (4096, W), (4096, W), True): "torch.float32 was not",
-        (H200, torch.bfloat16, (4096, W), (W,), True): "broadcasting",
-        (H200, torch.bfloat16, (4096, W), (4096, W), False): "unit stride",
-        ("NVIDIA A100-SXM4-80GB", torch.bfloat16, (4096, W), (4096, W), True): "device",
-        ("cpu", torch.bfloat16, (4096, W), (4096, W), True): "device 'cpu'",
+        (H200, torch.bfloat16, (4096, W), (4096, W), True, False): None,
+        (H200, torch.bfloat16, (16384, W), (16384, W), True, False): None,
+        (H200, torch.bfloat16, (1024, W), (1024, W), True, False): "1024 rows is outside",
+        (H200, torch.bfloat16, (16385, W), (16385, W), True, False): "16385 rows is outside",
+        (H200, torch.bfloat16, (4096, 11008), (4096, 11008), True, False): "width 11008",
+        (H200, torch.float32, (4096, W), (4096, W), True, False): "torch.float32 was not",
+        (H200, torch.bfloat16, (4096, W), (W,), True, False): "broadcasting",
+        (H200, torch.bfloat16, (4096, W), (4096, W), False, False): "unit stride",
+        (H200, torch.bfloat16, (4096, W), (4096, W), True, True): "autograd",  # (2)!
+        ("NVIDIA A100-SXM4-80GB", torch.bfloat16, (4096, W), (4096, W), True, False): "device",
+        ("cpu", torch.bfloat16, (4096, W), (4096, W), True, False): "device 'cpu'",
     }
     for fields, expected in probes.items():
         call = Call(*fields)
         reason = outside(call, MEASURED)
         assert (reason is None) if expected is None else (expected in (reason or "")), reason
         layout = "" if call.unit_stride else ", transposed"
+        grad = ", needs grad" if call.needs_grad else ""
         print(
-            f"route {call.a_shape} x {call.b_shape} {call.dtype} on {call.device}{layout}: "
+            f"route {call.a_shape} x {call.b_shape} {call.dtype} on {call.device}{layout}{grad}: "
             f"{'triton' if reason is None else 'torch, ' + reason}"
         )
     # --8<-- [end:probes]
@@ -185,4 +193,27 @@ if __name__ == "__main__":
         assert ROUTES == ["triton"], ROUTES
         print("the Triton path under the interpreter, with a test envelope: matches the reference")
     # --8<-- [end:paths]
+
+    # --8<-- [start:grad]
+    dtype = torch.float32 if INTERPRETED else torch.bfloat16
+    envelope = Envelope((here,), (dtype,), (W,), (1, 16384))  # this machine, inside
+    rows = 37 if INTERPRETED else 4096
+    gate_up = torch.randn(rows, 2 * W, generator=g).to(dtype).to(device)
+    a, b = (t.detach().requires_grad_() for t in gate_up.chunk(2, dim=-1))
+    ROUTES.clear()
+    out = silu_mul(a, b, envelope=envelope)  # (1)!
+    assert ROUTES[-1].startswith("autograd was not measured"), ROUTES
+    assert out.requires_grad, "an output that needs gradients lost its graph"
+    (out.float() * 2).sum().backward()  # (2)!
+    a64, b64 = (t.detach().double().requires_grad_() for t in (a, b))
+    (F.silu(a64) * b64 * 2).sum().backward()
+    torch.testing.assert_close(a.grad, a64.grad.to(dtype))
+    torch.testing.assert_close(b.grad, b64.grad.to(dtype))
+    with torch.no_grad():
+        assert_matches(silu_mul(a, b, envelope=envelope), a.detach(), b.detach())  # (3)!
+    assert ROUTES[-1] == "triton", ROUTES
+    print(
+        "inputs that require grad, grad mode on: PyTorch path, gradients match; under no_grad: triton"
+    )
+    # --8<-- [end:grad]
     print("envelope_dispatch: all checks passed")

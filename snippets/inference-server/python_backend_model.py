@@ -162,11 +162,12 @@ if __name__ == "__main__":
     rng = np.random.default_rng(0)
     batch = [  # (2)!
         rng.standard_normal((3, 7)).astype(np.float32),
-        np.zeros((0,), np.float32),
-        np.array([np.nan, np.inf, -np.inf, -1.0], np.float32),
-        rng.standard_normal((1025,)).astype(np.float32),
+        np.zeros((1, 0), np.float32),
+        np.array([[np.nan, np.inf, -np.inf, -1.0]], np.float32),
+        rng.standard_normal((2, 1025)).astype(np.float32),
         np.ones((2, 3), np.float64),
     ]
+    assert all(a.ndim == 2 and 1 <= a.shape[0] <= 8 for a in batch)  # [batch, n], batch <= 8
     responses = model.execute([request_of(a) for a in batch])
     assert len(responses) == len(batch)  # (3)!
     for array, response in zip(batch[:-1], responses[:-1], strict=True):

@@ -32,7 +32,12 @@ void muladd_loop(const Tensor& a, const Tensor& b, const Tensor& c,
   const T* pb = b.const_data_ptr<T>();
   const T* pc = c.const_data_ptr<T>();
   T* po = out.mutable_data_ptr<T>();
-  for (int64_t i = 0; i < out.numel(); ++i) po[i] = pa[i] * pb[i] + pc[i];
+  // numel() is a call into libtorch: once, not once per element
+  const int64_t n = out.numel();
+  // at::parallel_for through the stable ABI: chunks of the range on PyTorch's threads
+  torch::stable::parallel_for(0, n, 32768, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) po[i] = pa[i] * pb[i] + pc[i];
+  });
 }
 
 }  // namespace
