@@ -738,6 +738,49 @@ def moved_between_runs(figure: dict, others: list[float]) -> bool:
     return any(moved(v) for v in others)
 
 
+def held_on_rerun(old: float, new: float, low: float | None, high: float | None) -> bool:
+    """A re-run's value held when it lies in the earlier run's spread or within MOVED_RATIO."""
+    inside = low is not None and high is not None and low <= new <= high
+    return inside or abs(new - old) <= MOVED_RATIO * abs(old)
+
+
+def rerun_comparison(old: dict | None, new: dict) -> list[dict]:
+    """Each measured figure and benchmark time of ``new`` (a row of this run) beside the same
+    one in ``old`` (the record's row before this run, for the same file): its clock, both values
+    and whether it held (held_on_rerun). Empty when the file changed or either run failed."""
+    if not old or old.get("sha256") != new.get("sha256"):
+        return []
+    if old.get("status") != "passed" or new.get("status") != "passed":
+        return []
+    out = []
+    for name, figure in new.get("figures", {}).items():
+        before = old.get("figures", {}).get(name)
+        if not before or figure.get("unit") not in MEASURED_UNITS:
+            continue
+        value, earlier = figure["value"], before["value"]
+        out.append({
+            "what": name, "clock": figure.get("clock", "?"), "old": earlier, "new": value,
+            "held": held_on_rerun(earlier, value, before.get("low"), before.get("high")),
+        })  # fmt: skip
+
+    def key(row: dict) -> tuple:
+        return (row["impl"], row["pass"], tuple(row["shape"]), row["dtype"], row.get("clock", "?"))
+
+    before_rows = {key(r): r for r in old.get("benchmark", [])}
+    for row in new.get("benchmark", []):
+        before = before_rows.get(key(row))
+        if not before:
+            continue
+        impl, pass_, shape, dtype, clock = key(row)
+        out.append({
+            "what": f"{impl} {pass_} {'x'.join(map(str, shape))} {dtype}", "clock": clock,
+            "old": before["ms_median"], "new": row["ms_median"],
+            "held": held_on_rerun(before["ms_median"], row["ms_median"], before["ms_p20"],
+                                  before["ms_p80"]),
+        })  # fmt: skip
+    return out
+
+
 def validate_earlier(entry: dict, where: str) -> None:
     earlier = entry.get("earlier", [])
     if not isinstance(earlier, list) or len(earlier) > EARLIER_RUNS_KEPT:

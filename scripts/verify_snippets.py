@@ -407,6 +407,28 @@ def run_snippet(
     return {**row, "status": "passed"}
 
 
+def print_rerun_report(rows: list[dict], previous_rows: dict[str, dict]) -> None:
+    """A re-run of files the record already holds: how many of their measured figures and
+    benchmark times held (records.held_on_rerun), per clock, and each one that moved."""
+    compared = [
+        (row["path"], c)
+        for row in sorted(rows, key=lambda r: r["path"])
+        for c in records.rerun_comparison(previous_rows.get(row["path"]), row)
+    ]
+    if not compared:
+        return
+    print("\nagainst the record's previous run of the same files:")
+    for clock in sorted({c["clock"] for _, c in compared}):
+        these = [c for _, c in compared if c["clock"] == clock]
+        held = sum(c["held"] for c in these)
+        print(f"  {clock}: {held} of {len(these)} held ({100 * held / len(these):.0f} %)")
+    moved = [(path, c) for path, c in compared if not c["held"]]
+    for path, c in moved:
+        change = c["new"] / c["old"] - 1 if c["old"] else float("inf")
+        print(f"  moved: {path}: {c['what']} ({c['clock']}) {c['old']:.4g} -> {c['new']:.4g} "
+              f"({change:+.0%})")  # fmt: skip
+
+
 def print_table(rows: list[dict]) -> None:
     width = max(len(r["path"]) for r in rows)
     print(f"\n{'snippet':<{width}}  {'status':<8} {'seconds':>8}  figures / reason")
@@ -633,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
         for thread in workers:
             thread.join()
     print_table(sorted(rows, key=lambda r: r["path"]))
+    print_rerun_report(rows, previous_rows)
     if skipped_for_time:
         print(f"\nnot started, past the {args.deadline} s deadline (re-run with --only):")
         print("\n".join(f"  {p}" for p in skipped_for_time))

@@ -183,3 +183,26 @@ def test_the_record_keeps_the_settings_that_change_what_snippets_build_or_run():
     record["environment"], record["compiler"] = {}, {"version": "x"}
     with pytest.raises(ValueError, match="compiler"):
         records.validate_record(record)
+
+
+def test_a_rerun_reports_what_moved_outside_its_spread_and_five_percent(capsys):
+    figure = {"value": 10.0, "statistic": "median", "unit": "ms", "low": 9.5, "high": 10.5}
+    bench = {"impl": "triton", "pass": "forward", "shape": [4, 8], "dtype": "bf16",
+             "clock": "kernel", "ms_median": 1.0, "ms_p20": 0.99, "ms_p80": 1.01}  # fmt: skip
+    old = {"path": "snippets/x/y.py", "sha256": "a", "status": "passed",
+           "figures": {"t_ms": figure, "n": {"value": 3, "statistic": "count"}},
+           "benchmark": [bench]}  # fmt: skip
+    held = dict(
+        old, figures={"t_ms": dict(figure, value=10.4)}, benchmark=[dict(bench, ms_median=1.04)]
+    )
+    moved = dict(
+        old, figures={"t_ms": dict(figure, value=12.0)}, benchmark=[dict(bench, ms_median=1.2)]
+    )
+    assert [c["held"] for c in records.rerun_comparison(old, held)] == [True, True]
+    assert [c["held"] for c in records.rerun_comparison(old, moved)] == [False, False]
+    assert records.rerun_comparison(dict(old, sha256="b"), moved) == []  # another file
+    verify_snippets.print_rerun_report([moved], {old["path"]: old})
+    out = capsys.readouterr().out
+    assert (
+        "kernel: 0 of 1 held" in out and "moved: snippets/x/y.py: t_ms (?) 10 -> 12 (+20%)" in out
+    )
