@@ -40,7 +40,7 @@ ENTRIES = benchmark_entries()
 
 def test_the_cookbook_has_benchmark_records():
     paths = {entry["path"] for _, _, _, entry in ENTRIES}
-    for recipe in ("fused-geglu", "fused-softmax", "rmsnorm", "matmul"):
+    for recipe in ("fused-geglu", "fused-softmax", "rmsnorm", "cross-entropy", "matmul"):
         assert any(p.startswith(f"snippets/{recipe}/") for p in paths), recipe
 
 
@@ -175,7 +175,7 @@ def test_the_recipes_time_with_one_harness():
     """The timing section each recipe shows is the same code in every recipe file, so a page's
     description of it (the cookbook's method) holds for all of them."""
     recipes = ["fused-geglu/geglu.py", "fused-softmax/softmax.py", "rmsnorm/rmsnorm.py",
-               "matmul/matmul.py"]  # fmt: skip
+               "cross-entropy/cross_entropy.py", "matmul/matmul.py"]  # fmt: skip
     sections = set()
     for recipe in recipes:
         text = (records.SNIPPETS_DIR / recipe).read_text(encoding="utf-8")

@@ -128,7 +128,7 @@ def test_gpu_parts_cover_every_snippet_once():
     """Each snippet belongs to exactly one named part, and each named page folder exists."""
     pages = {Path(p).parent.name for p in records.list_snippets()}
     for name, named in records.GPU_PARTS.items():
-        assert set(named) <= pages | {"cross-entropy"}, (name, set(named) - pages)
+        assert set(named) <= pages, (name, set(named) - pages)
     rest = [name for name, named in records.GPU_PARTS.items() if not named]
     assert len(rest) == 1, "exactly one part takes every page no other part names"
     counts = {name: 0 for name in records.GPU_PARTS}

@@ -139,6 +139,11 @@ MUTATIONS: dict[str, Mutation] = {
         "mask = offsets <= n_elements  # (2)!",
         ASSERT,
     ),
+    "snippets/cross-entropy/cross_entropy.py": Mutation(
+        "    lse = m + tl.log(s)\n",
+        "    lse = m + tl.log(s) + 1e-3\n",
+        WRONG,
+    ),
     "snippets/rmsnorm/rmsnorm.py": Mutation(
         "(x * rstd * w).to(y_ptr.dtype.element_ty)",
         "(x * rstd).to(y_ptr.dtype.element_ty)",
