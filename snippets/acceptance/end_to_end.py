@@ -274,7 +274,7 @@ if __name__ == "__main__":
     for name, base, other in (
         ("eager_speedup", "eager_torch", "eager_custom"),
         ("compiled_speedup", "compiled_torch", "compiled_custom"),
-        ("compiled_over_eager_custom", "eager_custom", "compiled_custom"),
+        ("eager_over_compiled_custom", "eager_custom", "compiled_custom"),
     ):
         figures[name] = {
             "value": round(lat[base] / lat[other], 3),
