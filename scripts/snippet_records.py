@@ -332,7 +332,7 @@ def list_snippets() -> list[str]:
 # part, with none named, holds every snippet no other part holds. A whole GPU record is one run
 # of each part on the same device, each part's span under the call's budget.
 GPU_PARTS: dict[str, tuple[str, ...]] = {
-    "cookbook": ("cookbook", "cross-entropy", "fused-geglu", "fused-softmax", "matmul", "rmsnorm"),
+    "cookbook": ("cross-entropy", "fused-geglu", "fused-softmax", "matmul", "rmsnorm"),
     "chapters": (),  # every other page
 }
 
@@ -1078,8 +1078,12 @@ def quote_source(
     states: dict[str, SnippetState], figure: str | None = None, label: str | None = None
 ) -> SnippetState:
     """Which record a page quotes a figure or a printed line from: a passed GPU row that has it
-    first, else the CPU row. Raises LookupError when no record of the lock has it."""
+    first, else the CPU row; for a printed line, a row of the file as it is now (verified)
+    before a row of an earlier version (a pending GPU run), so that the page quotes what the
+    file prints today where a record shows it. Raises LookupError when no record has it."""
     ordered = [s for p, s in states.items() if p != CPU] + [states[CPU]]
+    if label is not None:
+        ordered.sort(key=lambda s: not s.state.verified)  # stable: GPU before CPU within each
     for s in ordered:
         entry = s.entry
         if entry is None or entry["status"] != "passed":

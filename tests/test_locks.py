@@ -374,9 +374,9 @@ def test_audit_passes_today():
 
 def test_audit_fails_when_a_review_date_has_passed():
     late = max(lock.next_review for lock in LOCKS) + dt.timedelta(days=1)
-    problems = audit(late)
+    problems = [p for p in audit(late) if "review was due on" in p]  # pending runs due too
     assert len(problems) == len([lock for lock in LOCKS if lock.status != "retired"])
-    assert all("review was due on" in p and "records-cpu" in p for p in problems)
+    assert all("records-cpu" in p for p in problems)
 
 
 def edited_snippet() -> str:

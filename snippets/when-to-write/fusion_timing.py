@@ -140,6 +140,7 @@ if __name__ == "__main__":
             figures[f"eager_over_{name}{tail}"] = {
                 "value": round(eager / other, 2),
                 "statistic": "ratio",
+                "clock": "kernel" if tail else "call",
                 "op": f"median {clock}, eager over {name}",
             }
     for suffix in ("_kernel_ms", "_ms"):
