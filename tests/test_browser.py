@@ -467,7 +467,7 @@ def test_screenshot_of_the_chapter(page, base_url, lang):
     assert badges.first.is_visible()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=SCREENSHOTS / f"{lang}-block-programming-top.png")
-    for anchor in ("parallel-model", "first-launch", "bandwidth"):
+    for anchor in ("parallel-model", "grid-limits", "bandwidth"):
         page.locator(f"#{anchor}").scroll_into_view_if_needed()
         page.screenshot(path=SCREENSHOTS / f"{lang}-block-programming-{anchor}.png")
     page.emulate_media(color_scheme="dark")

@@ -13,6 +13,9 @@ applies, the test says so: update MUTATIONS.
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -24,7 +27,14 @@ from pathlib import Path
 
 import pytest
 import snippet_records as records
-from conftest import BACKGROUND_STARTS, CPU_RUN_TIMEOUT_FACTOR, CPU_RUNS, REPO, run_counting_cpu
+from conftest import (
+    BACKGROUND_STARTS,
+    CPU_RUN_TIMEOUT_FACTOR,
+    CPU_RUNS,
+    CURRENT,
+    REPO,
+    run_counting_cpu,
+)
 
 
 @dataclass(frozen=True)
@@ -454,12 +464,43 @@ def run_mutated(path: str) -> subprocess.CompletedProcess:
         )
 
 
+# A proof, like a record, binds a run to what ran: the mutated file's sha256, the message it
+# had to fail with and the lock. A proven mutation is not run again until one of them changes
+# (so CI re-runs only the files edited since); `WRITE_MUTATION_PROOFS=1 pytest
+# tests/test_mutations.py` runs every mutation again and rewrites the proofs. Commit them.
+PROOFS = REPO / "tests" / "mutation_proofs.json"
+WRITE_PROOFS = os.environ.get("WRITE_MUTATION_PROOFS") == "1"
+
+
+def proof_key(path: str) -> dict:
+    text = mutated_text(path) or ""
+    return {
+        "mutated_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "expect": MUTATIONS[path].expect,
+        "lock": CURRENT.id,
+    }
+
+
+def load_proofs() -> dict:
+    return json.loads(PROOFS.read_text(encoding="utf-8")) if PROOFS.is_file() else {}
+
+
+def proven(path: str) -> dict | None:
+    """The committed proof of this mutation, when it is of this very mutated file and lock."""
+    if WRITE_PROOFS:
+        return None
+    proof = load_proofs().get(path)
+    if proof and all(proof.get(k) == v for k, v in proof_key(path).items()):
+        return proof
+    return None
+
+
 def start_mutated_runs(cpu_runs, items) -> None:
     """Queue the mutated copies the selected tests will check (conftest.BACKGROUND_STARTS)."""
     for item in items:
         if item.name.startswith("test_a_mutation_makes_the_snippet_fail"):
             path = item.callspec.params["path"]
-            if path in SNIPPETS and mutated_text(path) is not None:  # else the test says why
+            if path in SNIPPETS and mutated_text(path) is not None and not proven(path):
                 cpu_runs.submit(("mutated", path), run_mutated, path)
 
 
@@ -477,6 +518,10 @@ def test_a_mutation_makes_the_snippet_fail_with_its_own_message(path):
         "the file (once expected). Pick a new small mutation of its result or its claim in "
         "MUTATIONS (tests/test_mutations.py)."
     )
+    proof = proven(path)
+    if proof:  # this mutated file failed here before, with its own message (see PROOFS)
+        assert proof["returncode"] > 0 and re.search(mutation.expect, proof["message"]), proof
+        return
     proc = CPU_RUNS.submit(("mutated", path), run_mutated, path).result()
     output = proc.stdout + proc.stderr
     assert proc.returncode != 0, (
@@ -487,6 +532,31 @@ def test_a_mutation_makes_the_snippet_fail_with_its_own_message(path):
         f"{path}, mutated, crashed (exit {proc.returncode}): {output[-1500:]}"
     )
     assert not BROKEN.search(output), f"the mutation of {path} broke the code:\n{output[-1500:]}"
-    assert re.search(mutation.expect, output), (
+    found = re.search(mutation.expect, output)
+    assert found, (
         f"{path}, mutated, failed without its own message ({mutation.expect!r}):\n{output[-1500:]}"
     )
+    if WRITE_PROOFS:  # one test at a time: read, add this proof, write
+        proofs = load_proofs()
+        lines = [x.strip() for x in output.splitlines() if re.search(mutation.expect, x)]
+        message = lines[0][:300] if lines else found.group(0)
+        proofs[path] = {
+            **proof_key(path),
+            "returncode": proc.returncode,
+            "message": message,
+            "date": dt.date.today().isoformat(),
+        }
+        PROOFS.write_text(json.dumps(dict(sorted(proofs.items())), indent=1) + "\n", "utf-8")
+
+
+def test_a_proof_holds_only_for_the_mutated_file_it_ran(monkeypatch):
+    """Edit the file or its mutation, and the committed proof no longer spares the run."""
+    proofs = load_proofs()
+    assert proofs, f"no proofs in {PROOFS.name}: run WRITE_MUTATION_PROOFS=1 pytest {__file__}"
+    if WRITE_PROOFS:
+        pytest.skip("proofs are being rewritten")
+    path = next((p for p in sorted(proofs) if p in MUTATIONS and proven(p)), None)
+    assert path, "every proof is stale: rewrite the proofs"
+    m = MUTATIONS[path]
+    monkeypatch.setitem(MUTATIONS, path, Mutation(m.old, m.new + " ", m.expect))
+    assert proven(path) is None
