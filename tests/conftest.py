@@ -267,7 +267,7 @@ class CpuRuns:
 
     def start_all(self, wanted: set[tuple[str, str]] | None = None) -> None:
         """Queue every CPU-runnable snippet under every lock (or only the (lock id, path) pairs
-        in ``wanted``), longest first."""
+        in ``wanted``): the files offered as downloads first, then longest first."""
         jobs = []
         for lock in LOCKS:
             record = records.load_record(lock.id, records.CPU) or {"snippets": []}
@@ -276,7 +276,9 @@ class CpuRuns:
                 if wanted is not None and (lock.id, path) not in wanted:
                     continue
                 if records.read_snippet_needs(path).runs_on_cpu:
-                    jobs.append((-seconds.get(path, 60.0), lock, path))
+                    # the downloads first: the browser test, early in the session, waits for them
+                    first = not copies.has_archive(path)
+                    jobs.append(((first, -seconds.get(path, 60.0)), lock, path))
         for _, lock, path in sorted(jobs, key=lambda j: j[0]):
             self._submit(lock, path)
 
