@@ -726,6 +726,37 @@ def run_summary(lang: str) -> str:
     )
 
 
+CLOCK_ORDER = ("kernel", "call", "wall", "?")
+
+
+def rerun_held(lang: str, part: str) -> str:
+    """What the latest GPU run of a named part held against the run before it, per clock, from
+    the record (the runner's rerun_summary); a lock whose record has none says so."""
+    lock = build_state().lock
+    words = {
+        "en": ({"kernel": "kernel time", "call": "call time", "wall": "wall-clock time"},
+               "{clock}: {held} of {total} held ({share:.0%})", "; ",
+               "the {platform} run of {part} on {date}, against the record's run before it: "),
+        "zh": ({"kernel": "内核时间", "call": "每次调用时间", "wall": "墙钟时间"},
+               "{clock}：{total} 个中有 {held} 个守住（{share:.0%}）", "；",
+               "{date} 在 {platform} 上运行 {part} 部分，与记录中上一次运行相比："),
+    }[lang]  # fmt: skip
+    for platform in lock.record_platforms:
+        if platform == records.CPU:
+            continue
+        record = records.load_record(lock.id, platform) or {}
+        info = record.get("parts", {}).get(part, {})
+        if "rerun" in info:
+            clocks = [
+                words[1].format(clock=words[0].get(clock, clock), held=c["held"],
+                                total=c["compared"], share=c["held"] / c["compared"])
+                for clock, c in sorted(info["rerun"].items(), key=lambda i: CLOCK_ORDER.index(i[0]))
+            ]  # fmt: skip
+            intro = words[3].format(platform=platform, part=part, date=info["started"][:10])
+            return html.escape(intro + words[2].join(clocks))
+    raise LookupError(f"no GPU record of {lock.id} holds a re-run summary of part {part!r}")
+
+
 def state_legend(lang: str) -> str:
     """The state vocabulary (records.STATES) as a table: icon, words, and whether CI fails."""
     head = TEXT[lang]["legend"]
@@ -903,6 +934,7 @@ TOKENS = {
     "install_commands": (lambda lang, cards: install_commands(lang), 0),
     "run_summary": (lambda lang, cards: run_summary(lang), 0),
     "state_legend": (lambda lang, cards: state_legend(lang), 0),
+    "rerun_held": (lambda lang, cards, part: rerun_held(lang, part), 1),
     "verification_matrix": (lambda lang, cards: verification_matrix(lang), 0),
     "lock_history": (lock_history, 2),
     "benchmark_table": (benchmark_table, 2),

@@ -781,6 +781,27 @@ def rerun_comparison(old: dict | None, new: dict) -> list[dict]:
     return out
 
 
+def rerun_summary(rows: list[dict], previous_rows: dict[str, dict]) -> dict[str, dict]:
+    """Per clock, how many of the measured figures and benchmark times of ``rows`` (this run)
+    held against the record's previous run of the same files (rerun_comparison)."""
+    summary: dict[str, dict] = {}
+    for row in rows:
+        for c in rerun_comparison(previous_rows.get(row["path"]), row):
+            counts = summary.setdefault(c["clock"], {"compared": 0, "held": 0})
+            counts["compared"] += 1
+            counts["held"] += bool(c["held"])
+    return dict(sorted(summary.items()))
+
+
+def validate_rerun(rerun: object, where: str) -> None:
+    ok = isinstance(rerun, dict) and all(
+        isinstance(c, dict) and set(c) == {"compared", "held"} and 0 <= c["held"] <= c["compared"]
+        for c in rerun.values()
+    )
+    if not ok:
+        raise ValueError(f"{where}: rerun maps each clock to {{compared, held}} counts")
+
+
 def validate_earlier(entry: dict, where: str) -> None:
     earlier = entry.get("earlier", [])
     if not isinstance(earlier, list) or len(earlier) > EARLIER_RUNS_KEPT:
@@ -835,6 +856,8 @@ def validate_record(record: dict, where: str = "record") -> None:
         if name not in GPU_PARTS:
             raise ValueError(f"{where}: part {name!r} is not one of {list(GPU_PARTS)}")
         need(part, ("started", "finished", "runner"), f"part {name}")
+        if "rerun" in part:
+            validate_rerun(part["rerun"], f"{where}: part {name}")
     for entry in record["snippets"]:
         need(
             entry,

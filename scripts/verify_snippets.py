@@ -418,10 +418,9 @@ def print_rerun_report(rows: list[dict], previous_rows: dict[str, dict]) -> None
     if not compared:
         return
     print("\nagainst the record's previous run of the same files:")
-    for clock in sorted({c["clock"] for _, c in compared}):
-        these = [c for _, c in compared if c["clock"] == clock]
-        held = sum(c["held"] for c in these)
-        print(f"  {clock}: {held} of {len(these)} held ({100 * held / len(these):.0f} %)")
+    for clock, counts in records.rerun_summary(rows, previous_rows).items():
+        held, total = counts["held"], counts["compared"]
+        print(f"  {clock}: {held} of {total} held ({100 * held / total:.0f} %)")
     moved = [(path, c) for path, c in compared if not c["held"]]
     for path, c in moved:
         change = c["new"] / c["old"] - 1 if c["old"] else float("inf")
@@ -599,6 +598,9 @@ def main(argv: list[str] | None = None) -> int:
                     "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                     "runner": runner,
                 }
+                rerun = records.rerun_summary(rows, previous_rows)
+                if rerun:  # what held against the record's previous run of the same files
+                    parts[args.part]["rerun"] = rerun
             record = {
                 "schema": records.RECORD_SCHEMA,
                 "lock": lock.id,

@@ -206,3 +206,19 @@ def test_a_rerun_reports_what_moved_outside_its_spread_and_five_percent(capsys):
     assert (
         "kernel: 0 of 1 held" in out and "moved: snippets/x/y.py: t_ms (?) 10 -> 12 (+20%)" in out
     )
+
+
+def test_a_rerun_summary_counts_per_clock_and_is_kept_in_the_part():
+    """What a re-run held, per clock, is what the report prints and what the record keeps."""
+    bench = {"impl": "triton", "pass": "forward", "shape": [4, 8], "dtype": "bf16",
+             "clock": "kernel", "ms_median": 1.0, "ms_p20": 0.99, "ms_p80": 1.01}  # fmt: skip
+    old = {"path": "snippets/x/y.py", "sha256": "a", "status": "passed", "figures": {},
+           "benchmark": [bench, dict(bench, clock="call"), dict(bench, dtype="fp32")]}  # fmt: skip
+    new = dict(old, benchmark=[dict(bench, ms_median=1.5), dict(bench, clock="call"),
+                               dict(bench, dtype="fp32", ms_median=1.02)])  # fmt: skip
+    summary = records.rerun_summary([new], {old["path"]: old})
+    assert summary == {"call": {"compared": 1, "held": 1}, "kernel": {"compared": 2, "held": 1}}
+    assert records.rerun_summary([dict(new, sha256="b")], {old["path"]: old}) == {}
+    records.validate_rerun(summary, "test")
+    with pytest.raises(ValueError):
+        records.validate_rerun({"kernel": {"compared": 1, "held": 2}}, "test")
