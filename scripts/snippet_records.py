@@ -858,6 +858,12 @@ def validate_record(record: dict, where: str = "record") -> None:
         need(part, ("started", "finished", "runner"), f"part {name}")
         if "rerun" in part:
             validate_rerun(part["rerun"], f"{where}: part {name}")
+        for later in part.get("later", []):  # files of the part re-run after its whole run
+            need(later, ("started", "finished", "runner"), f"part {name}, later run")
+            if "--only" not in later["runner"]:
+                raise ValueError(f"{where}: part {name}: a later run names its files (--only)")
+            if "rerun" in later:
+                validate_rerun(later["rerun"], f"{where}: part {name}, later run")
     for entry in record["snippets"]:
         need(
             entry,

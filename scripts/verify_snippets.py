@@ -593,14 +593,21 @@ def main(argv: list[str] | None = None) -> int:
             )
             parts = dict((base or {}).get("parts", {})) if keep_others else {}
             if args.part:
-                parts[args.part] = {
+                this = {
                     "started": started.isoformat(timespec="seconds"),
                     "finished": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                     "runner": runner,
                 }
                 rerun = records.rerun_summary(rows, previous_rows)
                 if rerun:  # what held against the record's previous run of the same files
-                    parts[args.part]["rerun"] = rerun
+                    this["rerun"] = rerun
+                whole = parts.get(args.part, {})
+                if args.only and whole and "--only" not in whole["runner"]:
+                    # a few files of a part re-run later: the part's whole run stays on record
+                    later = [r for r in whole.get("later", []) if r["started"] != this["started"]]
+                    parts[args.part] = {**whole, "later": later + [this]}
+                else:
+                    parts[args.part] = this
             record = {
                 "schema": records.RECORD_SCHEMA,
                 "lock": lock.id,

@@ -222,3 +222,18 @@ def test_a_rerun_summary_counts_per_clock_and_is_kept_in_the_part():
     records.validate_rerun(summary, "test")
     with pytest.raises(ValueError):
         records.validate_rerun({"kernel": {"compared": 1, "held": 2}}, "test")
+
+
+def test_a_later_run_of_a_few_files_keeps_the_parts_whole_run_on_record():
+    """A part's files re-run with --only after its whole run are listed under the part's
+    "later" runs, each naming its files; the whole run's span stays as it was."""
+    record = records.load_record("torch-2.11.0-triton-3.6.0", "nvidia-h200")
+    whole = dict(record["parts"]["cookbook"], later=[])
+    later = {"started": "2026-12-04T00:00:00+00:00", "finished": "2026-12-04T00:01:00+00:00",
+             "runner": "scripts/verify_snippets.py --part cookbook --only rmsnorm/"}  # fmt: skip
+    ok = dict(record, parts={**record["parts"], "cookbook": dict(whole, later=[later])})
+    records.validate_record(ok)
+    unnamed = dict(later, runner="scripts/verify_snippets.py --part cookbook")
+    bad = dict(record, parts={**record["parts"], "cookbook": dict(whole, later=[unnamed])})
+    with pytest.raises(ValueError, match="names its files"):
+        records.validate_record(bad)

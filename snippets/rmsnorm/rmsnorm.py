@@ -125,9 +125,9 @@ def bwd_plan(block: int) -> tuple[int, int]:
 def rmsnorm_forward(x, weight, eps: float, out=None, raw: bool = False):
     check_inputs(x, weight)
     y = torch.empty(x.shape, dtype=x.dtype, device=x.device) if out is None else out
-    rstd = torch.zeros(x.shape[:-1], dtype=rstd_dtype(x.dtype), device=x.device)
+    rstd = torch.empty(x.shape[:-1], dtype=rstd_dtype(x.dtype), device=x.device)
     if y.numel() == 0:
-        return y, rstd
+        return y, rstd.zero_()  # rows of no elements: no kernel writes their rstd
     x2, y2, w = rows(x), y.view(-1, x.shape[-1]), weight.contiguous()
     block = triton.next_power_of_2(x2.shape[1])
     (rmsnorm_fwd_kernel if raw else wrap_triton(rmsnorm_fwd_kernel))[(x2.shape[0],)](
