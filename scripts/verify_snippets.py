@@ -19,7 +19,8 @@ most records.EARLIER_RUNS_KEPT), so that a page shows a figure that moved betwee
 earlier values, not alone. Shows progress, ends with a table, and writes
 locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu") after every snippet, so a run
 stopped part-way (or at --deadline) keeps what it did. A snippet killed by a signal (a crash)
-is failed, the signal named.
+is failed, the signal named. An exercise's starter (``exercise = { expect = "fail", ... }``)
+passes by failing with its own message (records.exercise_outcome); its row says ``expect``.
 
 Before the runs it checks the C++ compiler torch.utils.cpp_extension would use (CXX, else c++):
 it builds a tiny shared library with it and reads the library's DT_NEEDED entries. A compiler

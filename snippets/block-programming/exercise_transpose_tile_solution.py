@@ -101,7 +101,7 @@ CASES = [
     ("one element: 1 x 1", "只有一个元素：1 x 1",
      "one program instance, one lane on: the pointer of element (0, 0) is x_ptr.",
      "一个程序实例，只有一条 lane 打开：元素 (0, 0) 的指针就是 x_ptr。", case(1, 1)),
-    ("5 x 7, contiguous (partial tiles)", "5 x 7，连续（分块不满）",
+    ("5 x 7, contiguous (partial tiles)", "5 x 7，连续（边上的 tile 不满）",
      "the mask keeps rows < M and columns < N; the pointers follow the strides.",
      "掩码只保留行 < M、列 < N 的 lane；指针按 stride 计算。", case(5, 7)),
     ("9 x 6 slice with a step, x[:, ::2]", "9 x 6 的带步长切片 x[:, ::2]",

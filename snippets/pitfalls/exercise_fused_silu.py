@@ -7,12 +7,13 @@
 # cpu = { interpreter = true }
 # exercise = { expect = "fail", message = "not solved yet", message-zh = "还没有做对" }
 # ///
-"""Exercise (write one expression): the backward of a fused activation, SiLU = x * sigmoid(x).
+"""Exercise (write the kernel): the backward of a fused activation, SiLU = x * sigmoid(x).
 
 silu_forward_kernel computes x * sigmoid(x) in float32 whatever the input dtype, and SiLU, an
-autograd.Function, saves the input for silu_backward_kernel. Complete the line marked TODO in
-the backward kernel: dx = grad * d/dx [x * sigmoid(x)], with s = sigmoid(x) already computed.
-A pitfall of fused kernels: a backward that looks plausible and is checked only by eye.
+autograd.Function, saves the input for silu_backward_kernel. Write the backward kernel's body
+where the TODO is: load the incoming gradient and the saved input, compute
+dx = grad * d/dx [x * sigmoid(x)] in float32, and store it in dx's dtype. The pitfalls it
+checks: a derivative that forgets a term, half-precision arithmetic, and lanes past the end.
 
 On a CPU:       TRITON_INTERPRET=1 python exercise_fused_silu.py
 On a CUDA GPU:  python exercise_fused_silu.py
@@ -43,10 +44,9 @@ def silu_forward_kernel(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
 def silu_backward_kernel(grad_ptr, x_ptr, dx_ptr, n, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(axis=0).to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n
-    g = tl.load(grad_ptr + offsets, mask=mask).to(tl.float32)
-    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
-    s = tl.sigmoid(x)
-    dx = g * s  # TODO: d/dx [x * sigmoid(x)] has two terms
+    # TODO: load grad and x (compute in float32), dx = grad * d/dx [x * sigmoid(x)], store dx
+    # in dx's dtype, with the mask; as given, it stores zeros
+    dx = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     tl.store(dx_ptr + offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
