@@ -63,21 +63,23 @@ def test_the_checker_is_the_same_code_in_every_exercise_file():
     assert all(section(p, "drawing") is None for p in files if p not in drawn)
 
 
+# The parameters are named lock and path so that tests/conftest.py queues exactly these runs.
 @pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
-@pytest.mark.parametrize("solution", SOLUTIONS)
-def test_a_solution_gets_every_case_right(solution, lock, cpu_runs):
-    proc = cpu_runs.run(lock, solution)
+@pytest.mark.parametrize("path", SOLUTIONS)
+def test_a_solution_gets_every_case_right(path, lock, cpu_runs):
+    proc = cpu_runs.run(lock, path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert re.search(r"^exercise \w+: all \d+ cases right$", proc.stdout, re.M), proc.stdout
     assert "WRONG" not in proc.stdout
 
 
-@pytest.mark.parametrize("starter", STARTERS)
-def test_a_starter_copied_from_the_chinese_page_fails_in_chinese(starter, cpu_runs):
+@pytest.mark.parametrize("lock", [CURRENT], ids=lambda lock: lock.id)
+@pytest.mark.parametrize("path", STARTERS)
+def test_a_starter_copied_from_the_chinese_page_fails_in_chinese(path, lock, cpu_runs):
     """The zh page's copy (its LANGUAGE line says "zh") prints its cases, hints and verdict in
     Chinese, fails with its Chinese message and no traceback."""
-    needs = records.read_snippet_needs(starter)
-    proc = cpu_runs.run_localized(CURRENT, starter, "zh")
+    needs = records.read_snippet_needs(path)
+    proc = cpu_runs.run_localized(lock, path, "zh")
     wrong = records.exercise_outcome(needs, proc.returncode, proc.stdout, proc.stderr, "zh")
     assert wrong is None, f"{wrong}\n{proc.stdout}\n{proc.stderr}"
     wrong_lines = [line for line in proc.stdout.splitlines() if line.startswith("  错误")]
@@ -101,20 +103,16 @@ def test_the_chinese_copy_changes_only_the_language_line():
 
 
 @pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
-@pytest.mark.parametrize(
-    "solution", [p for p in SOLUTIONS if p.split("/")[1] == "block-programming"]
-)
-def test_the_drawing_on_the_page_is_the_one_the_solution_makes(solution, lock, cpu_runs):
+@pytest.mark.parametrize("path", [p for p in SOLUTIONS if p.split("/")[1] == "block-programming"])
+def test_the_drawing_on_the_page_is_the_one_the_solution_makes(path, lock, cpu_runs):
     """The SVG the page shows is byte for byte what the solution's interpreted run draws, on
     every lock (regenerate: EXERCISE_DRAWING_DIR=docs/assets/exercises TRITON_INTERPRET=1
     python <solution>)."""
-    svg = REPO / "docs/assets/exercises" / (Path(solution).stem + ".svg")
-    drawn = re.search(
-        r"^drawing sha256: ([0-9a-f]{64})$", cpu_runs.run(lock, solution).stdout, re.M
-    )
-    assert drawn, f"{solution} drew nothing"
+    svg = REPO / "docs/assets/exercises" / (Path(path).stem + ".svg")
+    drawn = re.search(r"^drawing sha256: ([0-9a-f]{64})$", cpu_runs.run(lock, path).stdout, re.M)
+    assert drawn, f"{path} drew nothing"
     assert hashlib.sha256(svg.read_bytes()).hexdigest() == drawn.group(1), (
-        f"{svg.relative_to(REPO)} is not what {solution} draws on {lock.id}: regenerate it"
+        f"{svg.relative_to(REPO)} is not what {path} draws on {lock.id}: regenerate it"
     )
     for lang in LANGUAGES:
         page = f"docs/{lang}/block-programming/index.md"
