@@ -1,15 +1,15 @@
 """Run snippet files one after another in this one process, each as its own ``__main__``, and
 print one JSON line per file: its exit code, what it printed to stdout and to stderr.
 
-    TRITON_INTERPRET=1 python scripts/run_in_one_process.py [--language zh] a.py b.py ...
+    TRITON_INTERPRET=1 python scripts/run_in_one_process.py a.py b.py b.py:zh ...
 
 Why: starting Python and importing torch and triton costs about 3 s of CPU a process, more than
 an exercise file's own checks. The test suite runs the exercise files this way, once per lock
 (tests/conftest.py), and so keeps CI within its budget; the runner (scripts/verify_snippets.py)
 still runs every file in a process of its own, as a reader does, for the records. A file here
-runs from its text, with ``__file__`` its path; ``--language zh`` runs the copy the Chinese page
-offers (snippet_copies.localized: its LANGUAGE line says "zh"). Files that register operators
-in torch.library (the same name twice fails) must not share a process.
+runs from its text, with ``__file__`` its path; ``path:zh`` runs the copy the Chinese page offers
+(snippet_copies.localized: its LANGUAGE line says "zh"). Files that register operators in
+torch.library (the same name twice fails) must not share a process.
 """
 
 from __future__ import annotations
@@ -46,17 +46,17 @@ def run_file(path: str, language: str) -> dict:
             traceback.print_exc()
             returncode = 1
     seconds = time.perf_counter() - start
-    return {"path": path, "returncode": returncode, "stdout": out.getvalue(),
-            "stderr": err.getvalue(), "seconds": round(seconds, 3)}  # fmt: skip
+    printed = {"stdout": out.getvalue(), "stderr": err.getvalue()}
+    return {"path": path, "language": language, "returncode": returncode, **printed,
+            "seconds": round(seconds, 3)}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--language", choices=("en", "zh"), default="en")
-    parser.add_argument("paths", nargs="+")
-    args = parser.parse_args(argv)
-    for path in args.paths:
-        print(json.dumps(run_file(path, args.language), ensure_ascii=False), flush=True)
+    parser.add_argument("runs", nargs="+", help="a file to run, or file:zh for its Chinese copy")
+    for run in parser.parse_args(argv).runs:
+        path, _, language = run.partition(":")
+        print(json.dumps(run_file(path, language or "en"), ensure_ascii=False), flush=True)
     return 0
 
 

@@ -232,47 +232,65 @@ def copy_run(lock: records.Lock, path: str, env: dict, timeout: float):
 CPU_RUN_TIMEOUT_FACTOR = 3
 
 
-def exercise_batch(path: str) -> tuple[str, str] | None:
-    """Which batch an exercise file's CPU run shares a process with, or None for any other file.
+def exercise_batch(path: str, language: str = "en") -> str | None:
+    """Which process an exercise file's CPU run shares, or None for any other file.
 
     Exercise files do little beyond importing torch and triton (about 3 CPU s a process), so
-    they run one after another in one process per batch (scripts/run_in_one_process.py):
-    interpreted or not, starters or solutions (a starter and its solution register the same
-    operator names in torch.library, which one process allows once)."""
+    they run one after another in one process per batch (scripts/run_in_one_process.py): the
+    interpreted ones together, with the current lock's Chinese copies of the starters; the
+    others (triton_op files) by starters and solutions, and the Chinese starters apart, since
+    a starter and its solution register the same operator names, which one process allows once."""
     if not Path(path).name.startswith("exercise_"):
         return None
     needs = records.read_snippet_needs(path)
     if not needs.runs_on_cpu or copies.has_archive(path):
         return None
+    if needs.cpu_interpreter:
+        return "interpreted"
     return (
-        "interpreted" if needs.cpu_interpreter else "plain",
-        "starter" if needs.is_starter else "solution",
+        "plain "
+        + ("starters" if needs.is_starter else "solutions")
+        + (f" {language}" * (language != "en"))
     )
 
 
+def batch_members(lock: records.Lock, batch: str) -> list[tuple[str, str]]:
+    """(path, language) of each run in one batch: the Chinese runs, of starters, on the current
+    lock only (the message tables do not depend on the lock)."""
+    languages = ("en", "zh") if lock.id == CURRENT.id else ("en",)
+    return [
+        (path, language)
+        for language in languages
+        for path in records.list_snippets()
+        if exercise_batch(path, language) == batch
+        and (language == "en" or records.read_snippet_needs(path).is_starter)
+    ]
+
+
 def run_batch(
-    lock: records.Lock, paths: list[str], interpreted: bool, language: str = "en"
-) -> tuple[subprocess.CompletedProcess, dict[str, subprocess.CompletedProcess]]:
-    """Run ``paths`` in one process of the lock's Python: the process, and per file what a
-    process of its own would have given (exit code, stdout, stderr; its seconds in the batch)."""
+    lock: records.Lock, members: list[tuple[str, str]], interpreted: bool
+) -> tuple[subprocess.CompletedProcess, dict[tuple[str, str], subprocess.CompletedProcess]]:
+    """Run ``members`` (path, language) in one process of the lock's Python: the process, and
+    per run what a process of its own would have given (exit code, stdout, stderr, seconds)."""
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
     env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
     if interpreted:
         env["TRITON_INTERPRET"] = "1"
-    command = [lock_python(lock), "scripts/run_in_one_process.py", "--language", language, *paths]
-    timeout = 60 * len(paths) * CPU_RUN_TIMEOUT_FACTOR
+    runs = [path if language == "en" else f"{path}:{language}" for path, language in members]
+    command = [lock_python(lock), "scripts/run_in_one_process.py", *runs]
+    timeout = 60 * len(members) * CPU_RUN_TIMEOUT_FACTOR
     proc = run_counting_cpu(command, REPO, env, timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed:\n{proc.stdout}\n{proc.stderr}")
-    files = {}
+    done = {}
     for line in proc.stdout.splitlines():
         row = json.loads(line)
         one = subprocess.CompletedProcess(
             [row["path"]], row["returncode"], row["stdout"], row["stderr"]
         )
         one.wall_seconds, one.cpu_seconds = row["seconds"], 0.0  # the batch's CPU counts once
-        files[row["path"]] = one
-    return proc, files
+        done[(row["path"], row["language"])] = one
+    return proc, done
 
 
 class CpuRuns:
@@ -290,29 +308,29 @@ class CpuRuns:
     def _submit(self, lock: records.Lock, path: str, language: str = "en") -> Future:
         key = (lock.id, path) if language == "en" else (lock.id, path, language)
         if key not in self._runs:
-            batch = exercise_batch(path)
+            batch = exercise_batch(path, language)
             if batch is None:
                 self._runs[key] = self._pool.submit(self._run, lock, path)
             else:
-                self._submit_batch(lock, batch, language)
+                self._submit_batch(lock, batch)
         return self._runs[key]
 
-    def _submit_batch(self, lock: records.Lock, batch: tuple[str, str], language: str) -> None:
-        """One process for every exercise file of ``batch`` (exercise_batch); a future per file."""
-        paths = [p for p in records.list_snippets() if exercise_batch(p) == batch]
-        futures = {p: Future() for p in paths}
-        for path, future in futures.items():
+    def _submit_batch(self, lock: records.Lock, batch: str) -> None:
+        """One process for every run of ``batch`` (batch_members), and a future per run."""
+        members = batch_members(lock, batch)
+        futures = {m: Future() for m in members}
+        for (path, language), future in futures.items():
             self._runs[(lock.id, path) if language == "en" else (lock.id, path, language)] = future
-        job = self._pool.submit(run_batch, lock, paths, batch[0] == "interpreted", language)
-        self._runs[(lock.id, f"exercises, {' '.join(batch)}, {language}, in one process")] = job
+        job = self._pool.submit(run_batch, lock, members, batch == "interpreted")
+        self._runs[(lock.id, f"exercises, {batch}, in one process")] = job
 
         def share(done: Future) -> None:
             if done.exception() is not None:
                 for future in futures.values():
                     future.set_exception(done.exception())
                 return
-            for path, one in done.result()[1].items():
-                futures[path].set_result(one)
+            for member, one in done.result()[1].items():
+                futures[member].set_result(one)
 
         job.add_done_callback(share)
 
