@@ -41,6 +41,7 @@ machine's bare Python.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import hashlib
 import json
 import re
@@ -341,20 +342,26 @@ def list_snippets() -> list[str]:
 
 
 # The whole GPU verification, in named parts: each runs in one call of the GPU machine (at most
-# 10 minutes), `scripts/verify_snippets.py --part <name>`. A part names page folders; the last
-# part, with none named, holds every snippet no other part holds. A whole GPU record is one run
-# of each part on the same device, each part's span under the call's budget.
+# 10 minutes), `scripts/verify_snippets.py --part <name>`. A part names page folders, or
+# file-name patterns (fnmatch, "exercise_*"); the last part, with none named, holds every snippet
+# no other part holds. A whole GPU record is one run of each part on the same device, each
+# part's span under the call's budget.
 GPU_PARTS: dict[str, tuple[str, ...]] = {
     "cookbook": ("cross-entropy", "fused-geglu", "fused-softmax", "matmul", "rmsnorm"),
+    "exercises": ("exercise_*",),  # every chapter's exercise files, starters and solutions
     "chapters": (),  # every other page
 }
 
 
 def part_of(path: str) -> str:
     """The GPU part a snippet (snippets/<page>/<name>.py) runs in."""
-    page = Path(path).parent.name
-    named = [name for name, pages in GPU_PARTS.items() if page in pages]
-    return named[0] if named else next(name for name, pages in GPU_PARTS.items() if not pages)
+    page, file = Path(path).parent.name, Path(path).name
+    named = [
+        part
+        for part, names in GPU_PARTS.items()
+        if page in names or any("*" in n and fnmatch.fnmatch(file, n) for n in names)
+    ]
+    return named[0] if named else next(part for part, names in GPU_PARTS.items() if not names)
 
 
 def file_sha256(path: Path | str) -> str:
