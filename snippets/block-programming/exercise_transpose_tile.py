@@ -35,9 +35,17 @@ import triton.language as tl
 # --8<-- [start:kernel]
 @triton.jit
 def transpose_kernel(
-    x_ptr, out_ptr, M, N, stride_xm, stride_xn, stride_om, stride_on,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-):  # fmt: skip
+    x_ptr,
+    out_ptr,
+    M,
+    N,
+    stride_xm,
+    stride_xn,
+    stride_om,
+    stride_on,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+):
     pid_m = tl.program_id(axis=0)
     pid_n = tl.program_id(axis=1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -68,10 +76,8 @@ def transpose(x: torch.Tensor, out: torch.Tensor, block: int = 16) -> None:
     if x.numel() == 0:
         return
     grid = (triton.cdiv(M, block), triton.cdiv(N, block))
-    transpose_kernel[grid](
-        x, out, M, N, x.stride(0), x.stride(1), out.stride(0), out.stride(1),
-        BLOCK_M=block, BLOCK_N=block,
-    )  # fmt: skip
+    strides = (*x.stride(), *out.stride())
+    transpose_kernel[grid](x, out, M, N, *strides, BLOCK_M=block, BLOCK_N=block)
 
 
 SENTINEL = 12345
