@@ -361,7 +361,7 @@ def complete_file_html(path: str, lang: str) -> str:
     most of its DOM nodes (slow to build, to load and to check). Material still adds its copy
     button.
     """
-    code = html.escape(runnable_file(path, build_state().lock), quote=False)
+    code = html.escape(runnable_file(path, build_state().lock, lang), quote=False)
     title = f"{TEXT[lang]['complete']}: {Path(path).name}"
     return (
         f'<details class="example complete-file"><summary>{html.escape(title)}</summary>'

@@ -27,13 +27,23 @@ ANNOTATION_MARKER = re.compile(r"\s*# \(\d+\)!")
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest a zip can hold: the same bytes on every build
 
 
-def runnable_file(path: str, lock: records.Lock) -> str:
+# An exercise file speaks the reader's language: one line, which the Chinese page's copy changes.
+LANGUAGE_LINE = re.compile(r'(?m)^LANGUAGE = "en"(?=  #|$)')
+
+
+def localized(text: str, lang: str) -> str:
+    """The file as the page in ``lang`` offers it: an exercise's ``LANGUAGE = "en"`` line says
+    "zh" on a Chinese page (its messages and hints are then in Chinese); other files as they are."""
+    return LANGUAGE_LINE.sub(f'LANGUAGE = "{lang}"', text, count=1) if lang != "en" else text
+
+
+def runnable_file(path: str, lock: records.Lock, lang: str = "en") -> str:
     """The file a reader copies: section and annotation markers removed, the lock's pins in.
 
     Only the PEP 723 block's ``requires-python`` and ``dependencies`` lines differ from the
     source beyond the markers: they carry the lock's Python range and exact versions.
     """
-    text = (records.REPO_ROOT / path).read_text(encoding="utf-8")
+    text = localized((records.REPO_ROOT / path).read_text(encoding="utf-8"), lang)
     needs = records.read_snippet_needs(path)
     block = records.script_metadata_block(text, path)
     header = block.group(0)

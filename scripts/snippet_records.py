@@ -15,7 +15,14 @@ machine's bare Python.
       # files = ["pkg/setup.py"]          # optional: data files it uses, bound into its hash
       # also-needs = "a C++ compiler"     # optional, with also-needs-zh: what a copy needs that
       # also-needs-zh = "C++ 编译器"       # no download carries (shown by its complete file)
+      # exercise = { expect = "fail", message = "not solved yet", message-zh = "还没有做对" }
       # ///
+
+  ``exercise`` marks an exercise's starter file (snippets/<page>/exercise_<topic>.py; its worked
+  solution, exercise_<topic>_solution.py, is an ordinary snippet): untouched, it must exit
+  non-zero having printed its own ``message`` (``message-zh`` when its ``LANGUAGE`` line says
+  "zh"), and no traceback. The runner records such a run as passed (it did what it declares);
+  a starter that passes untouched, or crashes, is failed (``exercise_outcome``).
 
   ``cpu = { interpreter = false }`` means it runs on a plain CPU without TRITON_INTERPRET.
   Every ``skip`` reason comes with ``skip-zh``, the same reason in Chinese for the zh pages.
@@ -34,6 +41,7 @@ machine's bare Python.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import hashlib
 import json
 import re
@@ -296,6 +304,12 @@ class SnippetNeeds:
     skip_zh: dict[str, str] = field(default_factory=dict)  # "gpu"/"cpu" -> reason in Chinese
     # "en"/"zh" -> what else a copy needs that no download carries (a compiler, a second torch)
     also_needs: dict[str, str] = field(default_factory=dict)
+    # an exercise's starter: "en"/"zh" -> the message it prints when it fails, as it must
+    exercise_message: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_starter(self) -> bool:
+        return bool(self.exercise_message)
 
     @property
     def runs_on_gpu(self) -> bool:
@@ -328,20 +342,26 @@ def list_snippets() -> list[str]:
 
 
 # The whole GPU verification, in named parts: each runs in one call of the GPU machine (at most
-# 10 minutes), `scripts/verify_snippets.py --part <name>`. A part names page folders; the last
-# part, with none named, holds every snippet no other part holds. A whole GPU record is one run
-# of each part on the same device, each part's span under the call's budget.
+# 10 minutes), `scripts/verify_snippets.py --part <name>`. A part names page folders, or
+# file-name patterns (fnmatch, "exercise_*"); the last part, with none named, holds every snippet
+# no other part holds. A whole GPU record is one run of each part on the same device, each
+# part's span under the call's budget.
 GPU_PARTS: dict[str, tuple[str, ...]] = {
     "cookbook": ("cross-entropy", "fused-geglu", "fused-softmax", "matmul", "rmsnorm"),
+    "exercises": ("exercise_*",),  # every chapter's exercise files, starters and solutions
     "chapters": (),  # every other page
 }
 
 
 def part_of(path: str) -> str:
     """The GPU part a snippet (snippets/<page>/<name>.py) runs in."""
-    page = Path(path).parent.name
-    named = [name for name, pages in GPU_PARTS.items() if page in pages]
-    return named[0] if named else next(name for name, pages in GPU_PARTS.items() if not pages)
+    page, file = Path(path).parent.name, Path(path).name
+    named = [
+        part
+        for part, names in GPU_PARTS.items()
+        if page in names or any("*" in n and fnmatch.fnmatch(file, n) for n in names)
+    ]
+    return named[0] if named else next(part for part, names in GPU_PARTS.items() if not names)
 
 
 def file_sha256(path: Path | str) -> str:
@@ -412,7 +432,8 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     table = meta.get("tool", {}).get("snippet")
     if not isinstance(table, dict):
         raise SnippetContractError(f"{rel}: metadata block has no [tool.snippet] table")
-    unknown = set(table) - {"gpu", "cpu", "timeout", "files", "also-needs", "also-needs-zh"}
+    known = {"gpu", "cpu", "timeout", "files", "also-needs", "also-needs-zh", "exercise"}
+    unknown = set(table) - known
     if unknown:
         raise SnippetContractError(f"{rel}: unknown [tool.snippet] keys {sorted(unknown)}")
     for key in ("gpu", "cpu"):
@@ -446,6 +467,18 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
         raise SnippetContractError(
             f"{rel}: 'also-needs' and 'also-needs-zh' come together, each a non-empty sentence"
         )
+    exercise = table.get("exercise")
+    if exercise is not None:
+        if (
+            not isinstance(exercise, dict)
+            or set(exercise) != {"expect", "message", "message-zh"}
+            or exercise["expect"] != "fail"
+            or not all(isinstance(exercise[k], str) and exercise[k].strip() for k in exercise)
+        ):
+            raise SnippetContractError(
+                f'{rel}: exercise = {{ expect = "fail", message = "...", message-zh = "..." }}: '
+                "a starter declares that it fails, and the message it fails with in each language"
+            )
     deps = meta.get("dependencies", [])
     if not isinstance(deps, list) or not all(
         isinstance(d, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", d) for d in deps
@@ -465,7 +498,30 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
         timeout_s=timeout,
         skip_zh={k: t["skip-zh"] for k, t in (("gpu", gpu), ("cpu", cpu)) if "skip-zh" in t},
         also_needs=dict(zip(("en", "zh"), also, strict=True)) if also[0] else {},
+        exercise_message=(
+            {"en": exercise["message"], "zh": exercise["message-zh"]} if exercise else {}
+        ),
     )
+
+
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def exercise_outcome(
+    needs: SnippetNeeds, returncode: int | None, stdout: str, stderr: str, lang: str = "en"
+) -> str | None:
+    """Why an exercise's starter did not behave as it declares (None when it did): it must exit
+    non-zero, print its message in ``lang`` and print no traceback (a crash is not a message)."""
+    message = needs.exercise_message[lang]
+    if returncode == 0:
+        return "the starter passed untouched: its TODOs must leave the checker failing"
+    if returncode is None or returncode < 0:
+        return "the starter crashed or timed out instead of failing with its message"
+    if TRACEBACK in stderr or TRACEBACK in stdout:
+        return f"the starter failed with a traceback (exit {returncode}), not only its message"
+    if message not in stdout:
+        return f"the starter failed (exit {returncode}) without printing {message!r}"
+    return None
 
 
 # ----------------------------------------------------------------------------- locks

@@ -19,7 +19,8 @@ most records.EARLIER_RUNS_KEPT), so that a page shows a figure that moved betwee
 earlier values, not alone. Shows progress, ends with a table, and writes
 locks/<lock>.<platform>.json (platform: the GPU's slug, or "cpu") after every snippet, so a run
 stopped part-way (or at --deadline) keeps what it did. A snippet killed by a signal (a crash)
-is failed, the signal named.
+is failed, the signal named. An exercise's starter (``exercise = { expect = "fail", ... }``)
+passes by failing with its own message (records.exercise_outcome); its row says ``expect``.
 
 Before the runs it checks the C++ compiler torch.utils.cpp_extension would use (CXX, else c++):
 it builds a tiny shared library with it and reads the library's DT_NEEDED entries. A compiler
@@ -388,6 +389,12 @@ def run_snippet(
     row["stdout"] = records.output_lines(stdout)
     if returncode is None:
         return {**row, "status": "failed", "reason": f"timed out after {needs.timeout_s} s"}
+    if needs.is_starter:  # an exercise's starter passes by failing with its own message
+        row["expect"] = "fail"
+        wrong = records.exercise_outcome(needs, returncode, stdout, stderr)
+        if wrong:
+            return {**row, "status": "failed", "reason": f"{wrong}: {tail(stderr or stdout)}"}
+        return {**row, "status": "passed"}
     if returncode != 0:  # a crash (a signal) too: its output may be empty
         detail = tail(stderr or stdout) or "no output"
         return {**row, "status": "failed", "reason": f"{exit_reason(returncode)}: {detail}"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -231,6 +232,67 @@ def copy_run(lock: records.Lock, path: str, env: dict, timeout: float):
 CPU_RUN_TIMEOUT_FACTOR = 3
 
 
+def exercise_batch(path: str, language: str = "en") -> str | None:
+    """Which process an exercise file's CPU run shares, or None for any other file.
+
+    Exercise files do little beyond importing torch and triton (about 3 CPU s a process), so
+    they run one after another in one process per batch (scripts/run_in_one_process.py): the
+    interpreted ones together, with the current lock's Chinese copies of the starters; the
+    others (triton_op files) by starters and solutions, and the Chinese starters apart, since
+    a starter and its solution register the same operator names, which one process allows once."""
+    if not Path(path).name.startswith("exercise_"):
+        return None
+    needs = records.read_snippet_needs(path)
+    if not needs.runs_on_cpu or copies.has_archive(path):
+        return None
+    if needs.cpu_interpreter:
+        return "interpreted"
+    return (
+        "plain "
+        + ("starters" if needs.is_starter else "solutions")
+        + (f" {language}" * (language != "en"))
+    )
+
+
+def batch_members(lock: records.Lock, batch: str) -> list[tuple[str, str]]:
+    """(path, language) of each run in one batch: the Chinese runs, of starters, on the current
+    lock only (the message tables do not depend on the lock)."""
+    languages = ("en", "zh") if lock.id == CURRENT.id else ("en",)
+    return [
+        (path, language)
+        for language in languages
+        for path in records.list_snippets()
+        if exercise_batch(path, language) == batch
+        and (language == "en" or records.read_snippet_needs(path).is_starter)
+    ]
+
+
+def run_batch(
+    lock: records.Lock, members: list[tuple[str, str]], interpreted: bool
+) -> tuple[subprocess.CompletedProcess, dict[tuple[str, str], subprocess.CompletedProcess]]:
+    """Run ``members`` (path, language) in one process of the lock's Python: the process, and
+    per run what a process of its own would have given (exit code, stdout, stderr, seconds)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
+    env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
+    if interpreted:
+        env["TRITON_INTERPRET"] = "1"
+    runs = [path if language == "en" else f"{path}:{language}" for path, language in members]
+    command = [lock_python(lock), "scripts/run_in_one_process.py", *runs]
+    timeout = 60 * len(members) * CPU_RUN_TIMEOUT_FACTOR
+    proc = run_counting_cpu(command, REPO, env, timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{proc.stdout}\n{proc.stderr}")
+    done = {}
+    for line in proc.stdout.splitlines():
+        row = json.loads(line)
+        one = subprocess.CompletedProcess(
+            [row["path"]], row["returncode"], row["stdout"], row["stderr"]
+        )
+        one.wall_seconds, one.cpu_seconds = row["seconds"], 0.0  # the batch's CPU counts once
+        done[(row["path"], row["language"])] = one
+    return proc, done
+
+
 class CpuRuns:
     """Each snippet run once per lock on this CPU, as a reader runs it, kept for reuse.
 
@@ -243,11 +305,38 @@ class CpuRuns:
         self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
         self._runs: dict[tuple[str, str], Future] = {}
 
-    def _submit(self, lock: records.Lock, path: str) -> Future:
-        key = (lock.id, path)
+    def _submit(self, lock: records.Lock, path: str, language: str = "en") -> Future:
+        key = (lock.id, path) if language == "en" else (lock.id, path, language)
         if key not in self._runs:
-            self._runs[key] = self._pool.submit(self._run, lock, path)
+            batch = exercise_batch(path, language)
+            if batch is None:
+                self._runs[key] = self._pool.submit(self._run, lock, path)
+            else:
+                self._submit_batch(lock, batch)
         return self._runs[key]
+
+    def _submit_batch(self, lock: records.Lock, batch: str) -> None:
+        """One process for every run of ``batch`` (batch_members), and a future per run."""
+        members = batch_members(lock, batch)
+        futures = {m: Future() for m in members}
+        for (path, language), future in futures.items():
+            self._runs[(lock.id, path) if language == "en" else (lock.id, path, language)] = future
+        job = self._pool.submit(run_batch, lock, members, batch == "interpreted")
+        self._runs[(lock.id, f"exercises, {batch}, in one process")] = job
+
+        def share(done: Future) -> None:
+            if done.exception() is not None:
+                for future in futures.values():
+                    future.set_exception(done.exception())
+                return
+            for member, one in done.result()[1].items():
+                futures[member].set_result(one)
+
+        job.add_done_callback(share)
+
+    def run_localized(self, lock: records.Lock, path: str, language: str):
+        """An exercise file's run as the page in ``language`` offers it (its LANGUAGE line)."""
+        return self._submit(lock, path, language).result()
 
     @staticmethod
     def _run(lock: records.Lock, path: str) -> subprocess.CompletedProcess:
@@ -295,10 +384,11 @@ class CpuRuns:
     def summary(self, slowest: int = 12) -> list[str]:
         """Lines for the end of the session: what the finished runs cost, the costliest first."""
         done = [
-            (key, future.result())
+            (key[:2], future.result())
             for key, future in self._runs.items()
             if future.done() and not future.exception()
         ]
+        done = [(key, r[0] if isinstance(r, tuple) else r) for key, r in done]  # a batch
         if not done:
             return []
         done.sort(key=lambda d: -d[1].cpu_seconds)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import fnmatch
 import json
 import re
 import subprocess
@@ -131,8 +132,11 @@ def test_a_whole_gpu_run_fits_one_device_call(lock, platform):
 def test_gpu_parts_cover_every_snippet_once():
     """Each snippet belongs to exactly one named part, and each named page folder exists."""
     pages = {Path(p).parent.name for p in records.list_snippets()}
+    files = {Path(p).name for p in records.list_snippets()}
     for name, named in records.GPU_PARTS.items():
-        assert set(named) <= pages, (name, set(named) - pages)
+        folders = {n for n in named if "*" not in n}
+        assert folders <= pages, (name, folders - pages)
+        assert all(fnmatch.filter(files, n) for n in set(named) - folders), name
     rest = [name for name, named in records.GPU_PARTS.items() if not named]
     assert len(rest) == 1, "exactly one part takes every page no other part names"
     counts = {name: 0 for name in records.GPU_PARTS}

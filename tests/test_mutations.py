@@ -411,6 +411,8 @@ SNIPPETS = records.list_snippets()
 
 
 def is_kernel_or_claim(path: str) -> bool:
+    if Path(path).name.startswith("exercise_"):  # a starter is its solution with the TODOs in:
+        return False  # its mutation, which must fail with the checker's message (test_exercises)
     text = (REPO / path).read_text(encoding="utf-8")
     claim = Path(path).name.startswith("claim_")
     return claim or any(m in text for m in ("@triton.jit", "TORCH_LIBRARY", "load_inline"))

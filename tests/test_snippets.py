@@ -69,6 +69,10 @@ def test_snippet_runs_on_cpu(path, lock, cpu_runs):
     if needs.cpu_skip:
         pytest.skip(f"not on a CPU: {needs.cpu_skip}")
     proc = cpu_runs.run(lock, path)
+    if needs.is_starter:  # an exercise's starter: it must fail, with its own message
+        wrong = records.exercise_outcome(needs, proc.returncode, proc.stdout, proc.stderr)
+        assert wrong is None, f"{path} on CPU ({lock.id}): {wrong}\n{proc.stdout}\n{proc.stderr}"
+        return
     assert proc.returncode == 0, f"{path} failed on CPU ({lock.id}):\n{proc.stdout}\n{proc.stderr}"
     once = path in REPEATED  # measured once here: the runner's records need MIN_REPEATS
     records.parse_figures(proc.stdout, 1 if once else records.MIN_REPEATS)  # as the runner reads
