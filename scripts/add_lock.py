@@ -70,12 +70,21 @@ def parse_metadata(text: str) -> dict:
     }
 
 
+def wheel_name(name: str) -> str:
+    """A project's name as wheel file names spell it (liger-kernel -> liger_kernel)."""
+    return re.sub(r"[-_.]+", "_", name)
+
+
+def installs_here(filename: str) -> bool:
+    """A wheel for Linux x86_64 or any platform."""
+    return bool(re.search(r"-(any|\S*linux\S*_x86_64)\.whl$", filename))
+
+
 def local_wheel_metadata(folder: Path, name: str, version: str) -> dict | None:
-    """METADATA of ``name==version`` from a wheel in a --find-links folder (any platform tag
-    that installs on Linux x86_64 with CPython 3.11)."""
-    for wheel in sorted(folder.glob(f"{name}-{version}-*.whl")):
+    """METADATA of ``name==version`` from a wheel in a --find-links folder."""
+    for wheel in sorted(folder.glob(f"{wheel_name(name)}-{version}-*.whl")):
         tags = wheel.stem.split("-")[-3:]
-        if not re.match(r"(cp311|py3)", tags[0]) or not re.search(r"(any|x86_64)", tags[2]):
+        if not re.match(r"(cp311|py3)", tags[0]) or not installs_here(wheel.name):
             continue
         with zipfile.ZipFile(wheel) as whl:
             member = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
@@ -84,23 +93,61 @@ def local_wheel_metadata(folder: Path, name: str, version: str) -> dict | None:
 
 
 def index_wheel_metadata(index_url: str, name: str, version: str) -> dict | None:
-    """METADATA of ``name==version``'s CPython 3.11 Linux x86_64 wheel from a PEP 691 index."""
+    """METADATA of ``name==version``'s CPython 3.11 Linux x86_64 wheel (or its pure-Python
+    wheel) from a PEP 691 index."""
     pins.INDEX = index_url.rstrip("/") + "/{name}/"
     files = pins.project_files(name)["files"]
-    wheel = pins.linux_wheel(files, name, version, "x86_64")
+    wheel = pins.linux_wheel(files, wheel_name(name), version, "x86_64")
     if wheel is None:
         wheel = next(
             (
                 f
                 for f in files
-                if f["filename"].startswith(f"{name}-{version}-")
-                and f["filename"].endswith(("-none-any.whl", "-py3-none-any.whl"))
+                if f["filename"].startswith(f"{wheel_name(name)}-{version}-")
+                and re.search(r"-(py3|cp311)-", f["filename"])
+                and installs_here(f["filename"])
+                and not f.get("yanked")
             ),
             None,
         )
     if wheel is None:
         return None
     return {**parse_metadata(pins.metadata_text(wheel)), "wheel": wheel["filename"]}
+
+
+def wheel_files(args: argparse.Namespace, name: str, version: str) -> list[str]:
+    """The file names of every wheel of ``name==version`` on the index (or in the folder)."""
+    prefix = f"{wheel_name(name)}-{version}-"
+    if args.find_links:
+        return sorted(p.name for p in Path(args.find_links).glob(f"{prefix}*.whl"))
+    pins.INDEX = args.index_url.rstrip("/") + "/{name}/"
+    return [
+        f["filename"]
+        for f in pins.project_files(name)["files"]
+        if f["filename"].startswith(prefix) and f["filename"].endswith(".whl")
+        and not f.get("yanked")
+    ]  # fmt: skip
+
+
+def wheel_python_range(filenames: list[str]) -> tuple[int | None, int | None]:
+    """(oldest, newest + 1) CPython 3 minor with a Linux x86_64 wheel, from the wheels' tags
+    (cp311 -> 11; an abi3 wheel has no newest); (None, None) for a pure-Python package, whose
+    Requires-Python alone says."""
+    minors: set[int] = set()
+    open_ended = False
+    for filename in filenames:
+        python, abi, _ = filename[:-4].split("-")[-3:]
+        if not installs_here(filename):
+            continue
+        if python.startswith("py3"):
+            return None, None
+        for tag in python.split("."):
+            if m := re.fullmatch(r"cp3(\d+)", tag):
+                minors.add(int(m[1]))
+                open_ended |= abi == "abi3"
+    if not minors:
+        return None, None
+    return min(minors), None if open_ended else max(minors) + 1
 
 
 def read_release(args: argparse.Namespace, name: str, version: str) -> dict | None:
@@ -127,8 +174,9 @@ def cuda_version(requires_dist: list[str]) -> str:
     return "none"
 
 
-def python_range(*specs: str | None) -> str:
-    """The tightest ``>=3.a,<3.b`` that every ``Requires-Python`` allows (parse_lock's form)."""
+def python_range(specs: list[str | None], wheels: list[tuple[int | None, int | None]]) -> str:
+    """The tightest ``>=3.a,<3.b`` that every ``Requires-Python`` and every package's wheels
+    allow (parse_lock's form)."""
     low, high = 10, None
     for spec in specs:
         for part in (spec or "").split(","):
@@ -139,6 +187,10 @@ def python_range(*specs: str | None) -> str:
                 low = max(low, int(m[2]))
             else:
                 high = int(m[2]) if high is None else min(high, int(m[2]))
+    for oldest, newest in wheels:
+        low = max(low, oldest or low)
+        if newest is not None:
+            high = newest if high is None else min(high, newest)
     return f">=3.{low}" + (f",<3.{high}" if high else "")
 
 
@@ -168,6 +220,10 @@ def resolved_version(txt: str, name: str) -> str:
     return m[1]
 
 
+def _tags(oldest: int, newest: int | None) -> str:
+    return f"cp3{oldest}" + (f"-cp3{newest - 1}" if newest else "+")
+
+
 def lock_toml(lock_id: str, meta: dict, packages: dict[str, str], today: dt.date) -> str:
     torch, triton = packages["torch"], packages["triton"]
     major_minor = ".".join(triton.split(".")[:2])
@@ -184,8 +240,8 @@ def lock_toml(lock_id: str, meta: dict, packages: dict[str, str], today: dt.date
         f"reviewed = {today.isoformat()}",
         f"next-review = {(today + dt.timedelta(days=91)).isoformat()}",
         f'mike-version = "triton-{major_minor}"',
-        f"# Requires-Python: torch {torch} {meta['torch_python'] or 'none'}, triton {triton} "
-        f"{meta['triton_python'] or 'none'}.",
+        "# Python versions with wheels for every pin below (Requires-Python; CPython tags of",
+        f"# the Linux x86_64 wheels): {meta['why_python']}.",
         f'python = "{meta["python"]}"',
         f'cuda = "{meta["cuda"]}"',
         "",
@@ -289,15 +345,23 @@ def main(argv: list[str] | None = None) -> int:
     txt = compile_requirements(args, root, lock_id, wanted, header)
     print(f"   wrote requirements/lock-{lock_id}.in and .txt (triton {triton})")
 
-    triton_meta = read_release(args, "triton", triton) or {"requires_python": None}
+    packages = {"torch": args.torch, "triton": triton, **others}
+    requires = {"torch": torch_meta["requires_python"]}
+    wheels = {}
+    for name, version in packages.items():  # every pin's Requires-Python and wheel tags
+        if name != "torch":
+            requires[name] = (read_release(args, name, version) or {}).get("requires_python")
+        wheels[name] = wheel_python_range(wheel_files(args, name, version))
     meta = {
         "triton_pin": pin,
-        "torch_python": torch_meta["requires_python"],
-        "triton_python": triton_meta["requires_python"],
-        "python": python_range(torch_meta["requires_python"], triton_meta["requires_python"]),
+        "python": python_range(list(requires.values()), list(wheels.values())),
+        "why_python": ", ".join(
+            f"{name} {packages[name]} {requires[name] or ''}".rstrip()
+            + (f" (wheels {_tags(*wheels[name])})" if wheels[name][0] else "")
+            for name in packages
+        ),
         "cuda": cuda,
     }
-    packages = {"torch": args.torch, "triton": triton, **others}
     text = lock_toml(lock_id, meta, packages, args.today)
     records.parse_lock(records.tomllib.loads(text), f"{lock_id}.toml")  # fail before writing
     (locks_dir / f"{lock_id}.toml").write_text(text, encoding="utf-8")
@@ -311,11 +375,9 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "SNIPPET_LOCKS_DIR": str(locks_dir)}
     if not (venv / "bin" / "python").exists():
         subprocess.run([uv(), "venv", "--quiet", "--python", VENV_PYTHON, str(venv)], check=True)
-    subprocess.run(
-        [uv(), "pip", "sync", "--quiet", "--python", str(venv / "bin" / "python"),
-         *index_options(args), str(root / "requirements" / f"lock-{lock_id}.txt")],
-        check=True,
-    )  # fmt: skip
+    sync = [uv(), "pip", "sync", "--quiet", "--compile-bytecode"]
+    sync += ["--python", str(venv / "bin" / "python"), *index_options(args)]
+    subprocess.run([*sync, str(root / "requirements" / f"lock-{lock_id}.txt")], check=True)
     runner = [str(venv / "bin" / "python"), str(REPO_ROOT / "scripts" / "verify_snippets.py")]
     runner += ["--cpu", "--lock", lock_id, "--out-dir", str(locks_dir)]
     runner += [f"--only={o}" for o in args.only]

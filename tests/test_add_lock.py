@@ -95,8 +95,24 @@ def test_reads_pins_and_cuda_from_requires_dist() -> None:
     new = ['triton~=3.8.0; platform_system == "Linux"', "cuda-toolkit[cudart]==13.2.2; extra"]
     assert add_lock.triton_pin(old) == "triton==3.1.0" and add_lock.cuda_version(old) == "12.4"
     assert add_lock.triton_pin(new) == "triton~=3.8.0" and add_lock.cuda_version(new) == "13.2"
-    assert add_lock.python_range(">=3.10", ">=3.11,<3.16") == ">=3.11,<3.16"
-    assert add_lock.python_range(">=3.9.0", None) == ">=3.10"
+    assert add_lock.python_range([">=3.10", ">=3.11,<3.16"], []) == ">=3.11,<3.16"
+    assert add_lock.python_range([">=3.9.0", None], []) == ">=3.10"
+    # numpy 2.2.6 has wheels for CPython 3.10 to 3.13 only: the lock's range stops there
+    assert add_lock.python_range([">=3.10"], [(10, 14), (None, None)]) == ">=3.10,<3.14"
+
+
+def test_reads_the_python_range_from_the_wheel_tags() -> None:
+    numpy = [
+        "numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "numpy-2.4.6-cp314-cp314t-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "numpy-2.4.6-cp314-cp314-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "numpy-2.4.6-cp315-cp315-win_amd64.whl",  # not for Linux: not counted
+    ]
+    assert add_lock.wheel_python_range(numpy) == (11, 15)
+    triton = ["triton-3.9.0-cp311-cp311-manylinux_2_27_x86_64.whl",
+              "triton-3.9.0-cp312-abi3-manylinux_2_27_x86_64.whl"]  # fmt: skip
+    assert add_lock.wheel_python_range(triton) == (11, None)  # abi3: every newer CPython
+    assert add_lock.wheel_python_range(["pytest-9.2.0-py3-none-any.whl"]) == (None, None)
 
 
 def row(path: str, status: str, stdout: list[str], reason: str = "") -> dict:
