@@ -317,7 +317,8 @@ def history_matrix(lang: str, anchor: str | None) -> str:
             f"`{p.removeprefix('snippets/')}`" for p in gpu_only_claims()
         )
     )
-    parts = [summary, "", releases_table(lang), "", text["legend"], "", matrix(lang, anchor), ""]
+    parts = [summary, "", releases_table(lang), "", text["legend"], ""]
+    parts += ['<div class="history-matrix" markdown>', "", matrix(lang, anchor), "", "</div>", ""]
     parts += [gpu_only, ""]
     for path in history.cpu_claims():
         parts += [claim_section(lang, path, anchor), ""]
