@@ -178,3 +178,27 @@ def test_no_page_types_a_release_span_by_hand(lang: str) -> None:
             continue
         text = page_source.TOKEN.sub("", page.read_text(encoding="utf-8"))
         assert not typed.search(text), f"{page}: a release span typed by hand"
+
+
+def test_a_release_that_could_not_install_is_shown_with_its_reason(monkeypatch) -> None:
+    release = history.releases()[0]
+    record = {
+        **history.record_head(release),
+        "status": "not-installable",
+        "reason": "No solution found: torch has no wheels with a matching Python ABI tag",
+        "date": "2026-12-03",
+        "versions": {"python": "3.14.0"},
+        "snippets": [],
+    }
+    history.validate_history_record(record, "fake")
+    with pytest.raises(ValueError, match="says why"):
+        history.validate_history_record({**record, "reason": ""}, "fake")
+    monkeypatch.setattr(history, "history_records", lambda: [(release, record)])
+    table = history_page.releases_table("en")
+    assert "could not install" in table and "matching Python ABI tag" in table
+    assert "无法安装" in history_page.releases_table("zh")
+    path = history.cpu_claims()[0]
+    assert history_page.since_phrase("en", path, CURRENT_TORCH) == (
+        "not in the history run yet",
+        "not-run",
+    )
