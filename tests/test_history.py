@@ -202,3 +202,25 @@ def test_a_release_that_could_not_install_is_shown_with_its_reason(monkeypatch) 
         "not in the history run yet",
         "not-run",
     )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_chapter_links_the_row_of_each_claim_it_shows(site_dir, lang: str) -> None:
+    """Above a claim's first block on a page, its badge says the span it holds for and links
+    its row on the "What changed when" page; the row is there."""
+    prefix = "" if lang == "en" else "zh/"
+    rows = (site_dir / prefix / "what-changed" / "index.html").read_text(encoding="utf-8")
+    claims = set(history.cpu_claims())
+    for page in sorted((site_dir / prefix).glob("*/index.html")):
+        html = page.read_text(encoding="utf-8")
+        shown = set(re.findall(r'class="snippet-status" data-snippet="([^"]+)"', html)) & claims
+        for path in shown:
+            anchor = history_page.claim_anchor(path)
+            link = re.search(
+                rf'class="snippet-status__history" data-state="[^"]+" '
+                rf'href="\.\./what-changed/#{anchor}">([^<]+)</a>',
+                html,
+            )
+            assert link, f"{page}: no history link above {path}"
+            assert link[1] == history_page.since_phrase(lang, path, CURRENT_TORCH)[0]
+            assert f'id="{anchor}"' in rows
