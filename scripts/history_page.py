@@ -84,7 +84,8 @@ TEXT = {
         "gpu_only": "从不在 CPU 上运行、因而这里没有历史的论断文件：{files}。",
         "summary": (
             "{claims} 个能在 CPU 上运行的论断文件，在从 {first} 到 {last} 的 {releases} 个 torch "
-            "版本下各跑一遍，每个版本配上它的 wheel 所固定的 triton 版本，Python {python}（{dates}）。"
+            "版本下各跑一遍，每个版本配上它的 wheel 所固定的 triton 版本，"
+            "Python {python}（{dates}）。"
         ),
     },
 }
