@@ -265,8 +265,11 @@ def claim_section(lang: str, path: str, anchor: str | None) -> str:
                 for line in outcome.lines
             )
             previous = outcome.lines
-        else:
-            printed = _code(outcome.error)
+        else:  # what it printed before it failed, then the error
+            printed = "<br>".join(
+                [_code(line) for line in outcome.lines]
+                + [f"<strong>{_code(outcome.error)}</strong>"]
+            )
         changed = [
             c
             for c in h.cells

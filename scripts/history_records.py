@@ -154,8 +154,8 @@ def error_line(reason: str) -> str:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one claim did under one release: ``passed`` and its lines, or ``failed`` and the
-    error it ended with, or ``skipped``."""
+    """What one claim did under one release: ``passed`` and its lines, or ``failed``, the lines
+    it printed before and the error it ended with, or ``skipped``."""
 
     verdict: str
     lines: tuple[str, ...] = ()
@@ -245,7 +245,7 @@ def outcome_of(row: dict) -> Outcome:
         return Outcome("passed", tuple(row["stdout"]))
     if row["status"] == "skipped":
         return Outcome("skipped", error=row.get("reason", ""))
-    return Outcome("failed", error=error_line(row.get("reason", "")))
+    return Outcome("failed", tuple(row["stdout"]), error_line(row.get("reason", "")))
 
 
 def _mtimes() -> tuple:
