@@ -5,6 +5,8 @@
 #   make records-cpu  re-run the snippets on this CPU for every lock and rewrite their CPU records
 #   make publish      build every lock as a mike version into the local gh-pages branch and serve it
 #   make gpu-verify   on a CUDA machine with the current lock: run every snippet, write the record
+#   make history      every CPU claim under each torch release from 2.5 on (not CI; GBs of downloads)
+#   make add-lock TORCH=2.16.0   write, install and run a new lock from the index's metadata
 # Each environment is created or refreshed from exact pins in requirements/ (uv pip sync).
 
 PYTHON ?= python3
@@ -15,7 +17,7 @@ TEST_VENV := .venv
 LOCK_VENVS := $(patsubst requirements/lock-%.txt,.venv-locks/%/.synced,$(wildcard requirements/lock-*.txt))
 PIP_FLAGS := --disable-pip-version-check --no-input --quiet
 
-.PHONY: serve test check envs build records-cpu publish gpu-verify clean
+.PHONY: serve test check envs build records-cpu publish gpu-verify history add-lock clean
 
 $(UV):
 	$(PYTHON) scripts/check_python.py
@@ -71,6 +73,18 @@ publish: $(TEST_VENV)/.synced
 # On a CUDA machine with the lock's torch/triton: run every snippet natively, write the record.
 gpu-verify: $(TEST_VENV)/.synced
 	$(TEST_VENV)/bin/python scripts/verify_snippets.py
+
+# Every CPU claim under the newest patch of each torch minor from 2.5 on, with the triton it pins:
+# locks/history/torch-<version>.json. Resumable; one environment per release, deleted after it.
+RELEASE ?=
+history: | $(UV)
+	$(PYTHON) scripts/history_run.py $(if $(RELEASE),--release $(RELEASE))
+
+# A new lock in one command: lock file and requirements from the index's metadata, its
+# environment, its CPU records, and every claim whose output changed against the current lock.
+TORCH ?=
+add-lock: | $(UV)
+	$(PYTHON) scripts/add_lock.py --torch $(TORCH)
 
 clean:
 	rm -rf site build

@@ -38,6 +38,8 @@ from mkdocs import plugins
 from mkdocs.exceptions import PluginError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import history_page  # noqa: E402
+import history_records  # noqa: E402
 import page_source  # noqa: E402
 import snippet_copies as copies  # noqa: E402
 import snippet_records as records  # noqa: E402
@@ -204,6 +206,7 @@ class PageCards:
 
     lang: str
     cards: list[str] = field(default_factory=list)
+    src_uri: str = ""  # the page's source, en/autotune/index.md (links the tokens write)
 
     def add(self, text: str) -> int:
         self.cards.append(text)
@@ -324,8 +327,10 @@ def _states(path: str) -> dict[str, records.SnippetState]:
         raise PluginError(str(exc)) from exc
 
 
-def badge_html(lang: str, path: str) -> str:
-    """The line above an included block: the snippet's state on each platform of the lock."""
+def badge_html(lang: str, path: str, page_url: str | None = None) -> str:
+    """The line above an included block: the snippet's state on each platform of the lock;
+    for a claim that runs on a CPU, on a page at ``page_url``, the releases it holds for, linked
+    to its row on the "What changed when" page (history_page.since_html)."""
     needs = records.read_snippet_needs(path)
     parts = []
     for platform, s in _states(path).items():
@@ -335,6 +340,8 @@ def badge_html(lang: str, path: str) -> str:
             f'data-state="{s.state.name}"><span class="snippet-status__icon" aria-hidden="true">'
             f"{s.state.icon}</span> {html.escape(text)}</span>"
         )
+    if page_url is not None and history_records.is_claim(path) and needs.runs_on_cpu:
+        parts.append(history_page.since_html(lang, path, build_state().lock.torch, page_url))
     return (
         f'<div class="snippet-status" data-snippet="{html.escape(path)}">'
         + "".join(parts)
@@ -420,7 +427,7 @@ def _block_end(lines: list[str], start: int, indent: str) -> int:
     return len(lines)
 
 
-def add_snippet_blocks(markdown: str, lang: str) -> str:
+def add_snippet_blocks(markdown: str, lang: str, page_url: str | None = None) -> str:
     """Badges above include blocks; each file's complete copy after its first block.
 
     The complete file is raw HTML, which must start a line: after a block nested in an
@@ -437,9 +444,11 @@ def add_snippet_blocks(markdown: str, lang: str) -> str:
         files = fence.snippet_files
         if not files:
             continue
-        before.setdefault(fence.start, []).extend(
-            line for path in files for line in (fence.indent + badge_html(lang, path), "")
-        )
+        for path in files:  # the history link goes on a file's first block of the page
+            url = None if path in shown_whole else page_url
+            before.setdefault(fence.start, []).extend(
+                [fence.indent + badge_html(lang, path, url), ""]
+            )
         after = page_source.annotation_list_end(lines, fence.end + 1, fence.indent)
         at = _block_end(lines, after, fence.indent)
         for path in files:
@@ -943,6 +952,17 @@ TOKENS = {
     "output": (render_output, 2),
     "output_block": (render_output_block, 3),
     "svg": (lambda lang, cards, path: inline_svg(lang, path), 1),
+    # the history of the claims (scripts/history_page.py), for the lock's torch
+    "history_matrix": (
+        lambda lang, cards: history_page.history_matrix(lang, build_state().lock.torch),
+        0,
+    ),
+    "since": (
+        lambda lang, cards, path: history_page.since_link(
+            lang, path, build_state().lock.torch, cards.src_uri
+        ),
+        1,
+    ),
 }
 
 
@@ -975,8 +995,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if page.file.src_uri.endswith(".ipynb"):
         return markdown
     lang = page_language(page)
-    cards = PageCards(lang)
-    markdown = add_snippet_blocks(expand_tokens(markdown, lang, cards), lang)
+    cards = PageCards(lang, src_uri=page.file.src_uri)
+    markdown = add_snippet_blocks(expand_tokens(markdown, lang, cards), lang, page.url)
     return markdown + id_cards_section(cards)
 
 

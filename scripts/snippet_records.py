@@ -44,6 +44,7 @@ import datetime as dt
 import fnmatch
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -56,7 +57,9 @@ except ModuleNotFoundError:  # Python 3.10 (the GPU machine may have it)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS_DIR = REPO_ROOT / "snippets"
-LOCKS_DIR = REPO_ROOT / "locks"
+# SNIPPET_LOCKS_DIR: another folder of locks and records (scripts/add_lock.py --out-dir tries a
+# lock in a scratch folder with copies of these)
+LOCKS_DIR = Path(os.environ.get("SNIPPET_LOCKS_DIR") or REPO_ROOT / "locks")
 
 RECORD_SCHEMA = 2
 CPU = "cpu"  # the platform name of CPU records

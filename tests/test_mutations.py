@@ -230,6 +230,11 @@ MUTATIONS: dict[str, Mutation] = {
         "assert accepted == list(ARGUMENTS)[:6], accepted",
         ASSERT,
     ),
+    "snippets/autotune/claim_compile_accepts_since.py": Mutation(
+        'SINCE = {"reset_to_zero": (2, 6), "restore_value": (2, 6), "prune_configs_by": (2, 7)}',
+        'SINCE = {"reset_to_zero": (2, 6), "restore_value": (2, 6), "prune_configs_by": (2, 99)}',
+        ASSERT,
+    ),
     "snippets/autotune/claim_do_bench_defaults.py": Mutation(
         "assert len(every_run) == 100",
         "assert len(every_run) == 10",

@@ -10,7 +10,7 @@
 
 do_bench is run with a fake GPU clock (a stand-in driver) on 100 timed runs: 80 of 1 ms and
 20 of 11 ms, so the mean (3.0) and the median (1.0) differ. The docstring said "median" up to
-triton 3.6; from 3.9 it says "mean". The autotuner asks its timer for the quantiles 0.5, 0.2,
+triton 3.7; from 3.8 it says "mean". The autotuner asks its timer for the quantiles 0.5, 0.2,
 0.8 and keeps the config whose list is smallest: the lowest median first.
 Runs on any machine: natively on a GPU, else it turns the interpreter on itself.
 """
@@ -36,7 +36,7 @@ assert params == "(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, re
 first_line = inspect.getdoc(triton.testing.do_bench).splitlines()[0]
 print(f"docstring: {first_line}")  # (1)!
 version = tuple(int(part) for part in triton.__version__.split(".")[:2])
-assert ("median" in first_line) == (version < (3, 9))
+assert ("median" in first_line) == (version < (3, 8))  # "mean" from 3.8
 # --8<-- [end:signature]
 
 

@@ -9,7 +9,7 @@
 """Claim: prune_configs_by decides which configs are benchmarked for each new key.
 
 early_config_prune drops configs before timing; perf_model + top_k keeps the k configs with the
-lowest estimate. When one config is left: triton 3.6 still benchmarks it, triton 3.9 does not.
+lowest estimate. When one config is left: triton 3.6 still benchmarks it, from triton 3.8 on it does not.
 Runs on any machine (natively on a GPU, else it turns the interpreter on itself) and counts
 calls to a stand-in timer.
 """
@@ -77,7 +77,7 @@ def made_up_model(BLOCK_SIZE, num_warps, **kwargs):  # (1)!
 
 
 version = tuple(int(part) for part in triton.__version__.split(".")[:2])
-for top_k, expected in ((2, 2), (1, 1 if version < (3, 9) else 0)):  # (2)!
+for top_k, expected in ((2, 2), (1, 1 if version < (3, 8) else 0)):  # (2)!
     kernel = triton.autotune(
         configs=CONFIGS,
         key=["n_elements"],

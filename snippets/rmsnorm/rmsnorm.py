@@ -56,6 +56,7 @@ def rmsnorm_fwd_kernel(
 def rmsnorm_bwd_kernel(
     dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr, M, N,
     stride_dy, stride_x, stride_dx, ROWS_PER_PROGRAM, BLOCK: tl.constexpr,
+    STAGES: tl.constexpr,
 ):  # fmt: skip
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
@@ -65,7 +66,7 @@ def rmsnorm_bwd_kernel(
     w = w.to(acc_dtype)
     dw = tl.zeros((BLOCK,), acc_dtype)
     first = pid.to(tl.int64) * ROWS_PER_PROGRAM
-    for row in range(first, tl.minimum(first + ROWS_PER_PROGRAM, M)):  # (3)!
+    for row in tl.range(first, tl.minimum(first + ROWS_PER_PROGRAM, M), num_stages=STAGES):  # (3)!
         x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=0.0).to(acc_dtype)
         dy = tl.load(dy_ptr + row * stride_dy + cols, mask=mask, other=0.0).to(acc_dtype)
         rstd = tl.load(rstd_ptr + row)
@@ -117,9 +118,12 @@ def fwd_warps(block: int) -> int:
     return 4 if block <= 4096 else 16  # (1)!
 
 
-def bwd_plan(block: int) -> tuple[int, int]:
-    """(programs per SM, warps) for the backward at rows of `block` columns."""
-    return (1, 16) if block >= 8192 else (2, 8)  # (2)!
+def bwd_plan(block: int, element_size: int) -> tuple[int, int, int]:
+    """(programs per SM, warps, stages) for the backward at rows of `block` columns."""
+    per_sm, warps = (2, 8) if block < 8192 and element_size <= 2 else (1, 16)  # (2)!
+    row_bytes = 2 * block * element_size  # one row of x and one of dy in shared memory
+    stages = min(3, 160 * 1024 // row_bytes)
+    return per_sm, warps, stages if stages >= 2 else 1
 
 
 def rmsnorm_forward(x, weight, eps: float, out=None, raw: bool = False):
@@ -146,14 +150,14 @@ def rmsnorm_backward_launch(dy, x, weight, rstd, raw: bool = False):
     dy2, x2, dx2, w = rows(dy), rows(x), dx.view(-1, x.shape[-1]), weight.contiguous()
     m, n = x2.shape
     block = triton.next_power_of_2(n)
-    per_sm, warps = bwd_plan(block)
+    per_sm, warps, stages = bwd_plan(block, x.element_size())
     sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
     rows_per_program = triton.cdiv(m, per_sm * sms)
     programs = triton.cdiv(m, rows_per_program)  # (3)!
     partial = torch.empty((programs, n), dtype=rstd.dtype, device=x.device)
     (rmsnorm_bwd_kernel if raw else wrap_triton(rmsnorm_bwd_kernel))[(programs,)](
         dy2, x2, w, rstd.reshape(-1).contiguous(), dx2, partial, m, n, dy2.stride(0),
-        x2.stride(0), dx2.stride(0), rows_per_program, BLOCK=block, num_warps=warps,
+        x2.stride(0), dx2.stride(0), rows_per_program, BLOCK=block, STAGES=stages, num_warps=warps,
     )  # fmt: skip
     return dx, partial.sum(0).to(weight.dtype)  # (4)!
 
