@@ -744,11 +744,12 @@ def rerun_held(lang: str, part: str) -> str:
     lock = build_state().lock
     words = {
         "en": ({"kernel": "kernel time", "call": "call time", "wall": "wall-clock time"},
-               "{clock}: {held} of {total} held ({share:.0%})", "; ",
-               "the {platform} run of {part} on {date}, against the record's run before it: "),
+               "{clock} {held} of {total} held ({share:.0%})", ", ",
+               "in the {platform} run of the {part} part on {date}, against the record's run "
+               "before it, "),
         "zh": ({"kernel": "内核时间", "call": "每次调用时间", "wall": "墙钟时间"},
-               "{clock}：{total} 个中有 {held} 个守住（{share:.0%}）", "；",
-               "{date} 在 {platform} 上运行 {part} 部分，与记录中上一次运行相比："),
+               "{clock} {total} 个中守住 {held} 个（{share:.0%}）", "，",
+               "{date} 在 {platform} 上运行 {part} 部分，与记录中的上一次运行相比，"),
     }[lang]  # fmt: skip
     for platform in lock.record_platforms:
         if platform == records.CPU:
@@ -763,6 +764,9 @@ def rerun_held(lang: str, part: str) -> str:
             ]  # fmt: skip
             intro = words[3].format(platform=platform, part=part, date=info["started"][:10])
             return html.escape(intro + words[2].join(clocks))
+    if not lock.devices:  # a lock verified on the CPU only: nothing measured to compare
+        return html.escape({"en": f"no GPU run of {lock.title} to compare",
+                            "zh": f"{lock.title} 没有 GPU 运行记录可比较"}[lang])  # fmt: skip
     raise LookupError(f"no GPU record of {lock.id} holds a re-run summary of part {part!r}")
 
 
