@@ -62,7 +62,7 @@ TEXT = {
         "holds_one": "只在 torch {first} 上成立",
         "never": "在跑过的每个版本上都不成立（torch {first} 到 {last}）",
         "not_run": "尚未进入历史运行",
-        "prints_change": "；输出在 torch {releases} 起有变化",
+        "prints_change": "；打印的内容在 torch {releases} 有变化",
         "changed": "；历史运行之后论断文件已修改",
         "and": "、",
         "releases_head": ("torch", "triton", "Python", "numpy", "运行日期", "结果"),

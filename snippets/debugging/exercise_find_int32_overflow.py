@@ -31,6 +31,7 @@ import triton
 import triton.language as tl
 
 
+# TODO: one line of the kernel below has a planted bug: find it with the chapter's tools, fix it
 # --8<-- [start:kernel]
 @triton.jit
 def flat_index_kernel(rows_ptr, cols_ptr, out_ptr, n, stride_row, BLOCK_SIZE: tl.constexpr):
@@ -38,7 +39,7 @@ def flat_index_kernel(rows_ptr, cols_ptr, out_ptr, n, stride_row, BLOCK_SIZE: tl
     mask = offsets < n
     rows = tl.load(rows_ptr + offsets, mask=mask)
     cols = tl.load(cols_ptr + offsets, mask=mask)
-    flat = rows * stride_row + cols  # TODO: this file has one planted bug: find it and fix it
+    flat = rows * stride_row + cols
     tl.store(out_ptr + offsets, flat, mask=mask)
 
 
@@ -75,7 +76,7 @@ def case(pairs, n_cols: int, dtype=torch.int32, strided=False):
     return run
 
 
-BIG = [(0, 0), (1, 7), (53_687, 39_999), (53_688, 0), (59_999, 39_999)]  # a 60000 x 40000 table
+BIG = [(0, 0), (1, 7), (53_686, 39_999), (53_688, 0), (59_999, 39_999)]  # a 60000 x 40000 table
 WIDE_EN = (
     "print(rows * stride_row) in the kernel under TRITON_INTERPRET=1 for the failing pair: "
     "int32 times int32 is int32, and 53688 * 40000 > 2**31 - 1. Widen before you multiply."

@@ -67,7 +67,7 @@ def case(pairs, n_cols: int, dtype=torch.int32, strided=False):
     return run
 
 
-BIG = [(0, 0), (1, 7), (53_687, 39_999), (53_688, 0), (59_999, 39_999)]  # a 60000 x 40000 table
+BIG = [(0, 0), (1, 7), (53_686, 39_999), (53_688, 0), (59_999, 39_999)]  # a 60000 x 40000 table
 WIDE_EN = (
     "print(rows * stride_row) in the kernel under TRITON_INTERPRET=1 for the failing pair: "
     "int32 times int32 is int32, and 53688 * 40000 > 2**31 - 1. Widen before you multiply."

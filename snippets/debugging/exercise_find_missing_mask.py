@@ -31,6 +31,7 @@ import triton
 import triton.language as tl
 
 
+# TODO: one line of the kernel below has a planted bug: find it with the chapter's tools, fix it
 # --8<-- [start:kernel]
 @triton.jit
 def scale_kernel(x_ptr, out_ptr, n_elements, scale, BLOCK_SIZE: tl.constexpr):
@@ -38,9 +39,7 @@ def scale_kernel(x_ptr, out_ptr, n_elements, scale, BLOCK_SIZE: tl.constexpr):
     offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n_elements
     x = tl.load(x_ptr + offsets, mask=mask)
-    tl.store(
-        out_ptr + offsets, x * scale
-    )  # TODO: this file has one planted bug: find it and fix it
+    tl.store(out_ptr + offsets, x * scale)
 
 
 # --8<-- [end:kernel]

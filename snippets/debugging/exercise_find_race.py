@@ -29,15 +29,14 @@ import triton
 import triton.language as tl
 
 
+# TODO: one line of the kernel below has a planted bug: find it with the chapter's tools, fix it
 # --8<-- [start:kernel]
 @triton.jit
 def histogram_kernel(x_ptr, hist_ptr, n, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n
     bins = tl.load(x_ptr + offsets, mask=mask, other=0)
-    counts = tl.load(
-        hist_ptr + bins, mask=mask
-    )  # TODO: this file has one planted bug: find it and fix it
+    counts = tl.load(hist_ptr + bins, mask=mask)
     tl.store(hist_ptr + bins, counts + 1, mask=mask)
 
 

@@ -118,8 +118,8 @@ def opcheck() -> str | None:
 
 CPU_EN = 'a triton_op\'s body runs for every device unless a kernel is registered for it: register_kernel("cpu") gives CPU tensors a PyTorch kernel.'
 CPU_ZH = '没有为某种设备注册内核时，triton_op 的函数体对所有设备都会运行：用 register_kernel("cpu") 给 CPU 张量一个 PyTorch 内核。'
-FAKE_EN = "tracing (torch.compile, opcheck's test_faketensor) runs the operator on fake tensors: register_fake says the output's shape, dtype and device without computing it."
-FAKE_ZH = "追踪（torch.compile、opcheck 的 test_faketensor）会用 fake 张量运行算子：register_fake 只给出输出的形状、dtype 和设备，不做计算。"
+FAKE_EN = "tracing (torch.compile, opcheck's test_faketensor) runs the operator on fake tensors: register_fake says the output's shape, dtype, device and strides (the kernel returns a contiguous tensor) without computing it."
+FAKE_ZH = "追踪（torch.compile、opcheck 的 test_faketensor）会用 fake 张量运行算子：register_fake 只给出输出的形状、dtype、设备和步长（内核返回连续张量），不做计算。"
 # fmt: off
 CASES = [
     ("empty", "空张量", CPU_EN, CPU_ZH, case(0)),
