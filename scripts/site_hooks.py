@@ -499,7 +499,7 @@ def _source_entry(path: str, need_figure: str | None = None, label: str | None =
         lock = build_state().lock
         if not lock.devices and records.read_snippet_needs(path).runs_on_gpu:
             raise Unmeasured() from exc
-        if path in lock.pending:  # a figure or a printed line new in the file, not yet run
+        if records.awaits_pending_run(lock, _states(path), figure=need_figure, label=label):
             raise Unmeasured(pending=True) from exc
         raise PluginError(f"lock {lock.id}: {exc}") from exc
 
@@ -847,7 +847,7 @@ def benchmark_table(lang: str, cards: PageCards, path: str, pass_: str) -> str:
     s = _benchmark_source(path)
     rows = [r for r in s.entry["benchmark"] if r["pass"] == pass_]
     if not rows:
-        if path in build_state().lock.pending:  # a pass new in the file, not yet run
+        if records.awaits_pending_run(build_state().lock, _states(path), pass_=pass_):
             raise Unmeasured(pending=True)
         raise PluginError(f"{path}: no benchmark rows for the pass {pass_!r}")
     clocks = any("clock" in r for r in rows)

@@ -1186,6 +1186,33 @@ def quote_source(
     raise LookupError(f"no passed record of this lock has {what} for {path}")
 
 
+def awaits_pending_run(
+    lock: Lock,
+    states: dict[str, SnippetState],
+    figure: str | None = None,
+    label: str | None = None,
+    pass_: str | None = None,
+) -> bool:
+    """Whether a page's quote of a file (a figure, a printed line or a benchmark pass) waits for
+    the file's pending GPU run: the file is in the lock's [pending] and no passed record of the
+    lock has the quote yet. The site shows such a quote as not measured yet; the tests skip it."""
+    path = next(iter(states.values())).path
+    if path not in lock.pending:
+        return False
+    if pass_ is not None:
+        return not any(
+            r["pass"] == pass_
+            for p, s in states.items()
+            if p != CPU and s.entry and s.entry["status"] == "passed"
+            for r in s.entry.get("benchmark", [])
+        )
+    try:
+        quote_source(states, figure=figure, label=label)
+    except LookupError:
+        return True
+    return False
+
+
 def find_output(entry: dict, label: str) -> str:
     """The line a snippet printed that starts with ``label`` (exactly one must)."""
     lines = [line for line in entry["stdout"] if line.startswith(label)]

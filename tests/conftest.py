@@ -366,8 +366,8 @@ class CpuRuns:
                     continue
                 if records.read_snippet_needs(path).runs_on_cpu:
                     # the downloads first: the browser test, early in the session, waits for them
-                    first = not copies.has_archive(path)
-                    jobs.append(((first, -seconds.get(path, 60.0)), lock, path))
+                    later = not copies.has_archive(path)
+                    jobs.append(((later, -seconds.get(path, 60.0)), lock, path))
         for _, lock, path in sorted(jobs, key=lambda j: j[0]):
             self._submit(lock, path)
 

@@ -466,17 +466,9 @@ def test_figures_and_outputs_come_from_the_records_with_their_id_cards(site_dir,
         t for t in page_source_of(lang, page).tokens if t.name in ("figure", "output", "target")
     ]
 
-    def not_run_yet(token) -> bool:
-        """A figure, target or printed line that a pending GPU run of its file will add: no
-        record has it yet."""
-        if token.args[0] not in CURRENT.pending:
-            return False
-        try:
-            key = "label" if token.name == "output" else "figure"
-            records.quote_source(STATES.of(token.args[0]), **{key: token.args[1]})
-        except LookupError:
-            return True
-        return False
+    def not_run_yet(token) -> bool:  # a figure or printed line a pending GPU run will add
+        key = "label" if token.name == "output" else "figure"
+        return records.awaits_pending_run(CURRENT, STATES.of(token.args[0]), **{key: token.args[1]})
 
     pending = [t for t in tokens if not_run_yet(t)]
     shown = [u["data-snippet"] for u in parsed.unmeasured]  # tables and blocks may add some
@@ -550,13 +542,7 @@ def test_printed_blocks_and_lock_histories_are_the_recorded_lines(site_dir, page
     src = page_source_of(lang, page)
 
     def not_run_yet(token) -> bool:  # a pending GPU run of the file will print it
-        if token.args[0] not in CURRENT.pending:
-            return False
-        try:
-            records.quote_source(STATES.of(token.args[0]), label=token.args[1])
-        except LookupError:
-            return True
-        return False
+        return records.awaits_pending_run(CURRENT, STATES.of(token.args[0]), label=token.args[1])
 
     blocks = [t for t in src.tokens if t.name == "output_block"]
     pending = [t for t in blocks if not_run_yet(t)]
@@ -598,14 +584,7 @@ def test_benchmark_tables_show_the_recorded_rows(site_dir, page, lang):
     tokens = [t for t in page_source_of(lang, page).tokens if t.name == "benchmark_table"]
 
     def not_run_yet(token) -> bool:  # a pass that a pending GPU run of the file will add
-        path, pass_ = token.args
-        rows = [
-            r
-            for p, s in STATES.of(path).items()
-            if p != records.CPU and s.entry
-            for r in s.entry.get("benchmark", [])
-        ]
-        return path in CURRENT.pending and not any(r["pass"] == pass_ for r in rows)
+        return records.awaits_pending_run(CURRENT, STATES.of(token.args[0]), pass_=token.args[1])
 
     tokens = [t for t in tokens if not not_run_yet(t)]
     assert len(parsed.benchmarks) == len(tokens)
