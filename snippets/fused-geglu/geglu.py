@@ -32,6 +32,7 @@ from torch.library import triton_op, wrap_triton
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 BLOCK_N = 1024
+MAX_GRID_Y = 65535  # grid axes 1 and 2 take at most 65535 programs
 
 
 # --8<-- [start:kernels]
@@ -46,41 +47,42 @@ def _sigmoid_2z(z):
 
 @triton.jit
 def geglu_fwd_kernel(
-    gate_ptr, up_ptr, out_ptr, N, stride_g, stride_u, stride_o, BLOCK_N: tl.constexpr
+    gate_ptr, up_ptr, out_ptr, M, N, stride_g, stride_u, stride_o, BLOCK_N: tl.constexpr
 ):  # fmt: skip
-    row = tl.program_id(0).to(tl.int64)  # (1)!
-    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)  # (1)!
     mask = cols < N
-    g = tl.load(gate_ptr + row * stride_g + cols, mask=mask)
-    u = tl.load(up_ptr + row * stride_u + cols, mask=mask)
-    if g.dtype != tl.float64:  # (2)!
-        g, u = g.to(tl.float32), u.to(tl.float32)
-    z = 0.7978845608028654 * (g + 0.044715 * g * g * g)  # sqrt(2/pi) * (x + 0.044715 x^3)
-    s, _ = _sigmoid_2z(z)
-    out = g * s * u  # (3)!
-    tl.store(out_ptr + row * stride_o + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
+    for row in range(tl.program_id(1).to(tl.int64), M, tl.num_programs(1)):
+        g = tl.load(gate_ptr + row * stride_g + cols, mask=mask)
+        u = tl.load(up_ptr + row * stride_u + cols, mask=mask)
+        if g.dtype != tl.float64:  # (2)!
+            g, u = g.to(tl.float32), u.to(tl.float32)
+        z = 0.7978845608028654 * (g + 0.044715 * g * g * g)  # sqrt(2/pi) * (x + 0.044715 x^3)
+        s, _ = _sigmoid_2z(z)
+        out = g * s * u  # (3)!
+        tl.store(out_ptr + row * stride_o + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
 def geglu_bwd_kernel(
-    grad_ptr, gate_ptr, up_ptr, dgate_ptr, dup_ptr, N,
+    grad_ptr, gate_ptr, up_ptr, dgate_ptr, dup_ptr, M, N,
     stride_d, stride_g, stride_u, stride_dg, stride_du, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     mask = cols < N
-    d = tl.load(grad_ptr + row * stride_d + cols, mask=mask)
-    g = tl.load(gate_ptr + row * stride_g + cols, mask=mask)
-    u = tl.load(up_ptr + row * stride_u + cols, mask=mask)
-    if g.dtype != tl.float64:
-        d, g, u = d.to(tl.float32), g.to(tl.float32), u.to(tl.float32)
-    z = 0.7978845608028654 * (g + 0.044715 * g * g * g)
-    s, q = _sigmoid_2z(z)
-    dz = 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * g * g)
-    dgelu = s + g * 2.0 * q * dz  # (4)!
-    tl.store(dgate_ptr + row * stride_dg + cols, (d * u * dgelu).to(dgate_ptr.dtype.element_ty),
-             mask=mask)  # fmt: skip
-    tl.store(dup_ptr + row * stride_du + cols, (d * g * s).to(dup_ptr.dtype.element_ty), mask=mask)
+    for row in range(tl.program_id(1).to(tl.int64), M, tl.num_programs(1)):
+        d = tl.load(grad_ptr + row * stride_d + cols, mask=mask)
+        g = tl.load(gate_ptr + row * stride_g + cols, mask=mask)
+        u = tl.load(up_ptr + row * stride_u + cols, mask=mask)
+        if g.dtype != tl.float64:
+            d, g, u = d.to(tl.float32), g.to(tl.float32), u.to(tl.float32)
+        z = 0.7978845608028654 * (g + 0.044715 * g * g * g)
+        s, q = _sigmoid_2z(z)
+        dz = 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * g * g)
+        dgelu = s + g * 2.0 * q * dz  # (4)!
+        dgate = (d * u * dgelu).to(dgate_ptr.dtype.element_ty)
+        tl.store(dgate_ptr + row * stride_dg + cols, dgate, mask=mask)
+        tl.store(dup_ptr + row * stride_du + cols, (d * g * s).to(dup_ptr.dtype.element_ty),
+                 mask=mask)  # fmt: skip
 
 
 # --8<-- [end:kernels]
@@ -101,8 +103,8 @@ def check_inputs(*tensors: torch.Tensor) -> None:
             raise ValueError(f"tensors are on different devices: {first.device}, {t.device}")
     if first.dtype not in DTYPES:
         raise TypeError(f"{first.dtype} is not supported; supported: {DTYPES}")
-    if first.dim() and triton.cdiv(first.shape[-1], BLOCK_N) > 65535:  # grid axis 1's limit
-        raise ValueError(f"rows of {first.shape[-1]} elements: at most {65535 * BLOCK_N}")
+    if first.dim() and first.shape[-1] > 2**31 - BLOCK_N:  # column offsets are 32-bit
+        raise ValueError(f"rows of {first.shape[-1]} elements: at most {2**31 - BLOCK_N}")
 
 
 def rows(t: torch.Tensor) -> torch.Tensor:
@@ -123,9 +125,9 @@ def geglu_forward(gate, up, out=None, raw: bool = False) -> torch.Tensor:
     if out.numel() == 0:  # (2)!
         return out
     g, u, o = rows(gate), rows(up), out.view(-1, out.shape[-1]) if out.dim() else out.view(1, 1)
-    grid = (g.shape[0], triton.cdiv(g.shape[1], BLOCK_N))
-    launch(geglu_fwd_kernel, grid, g, u, o, g.shape[1], g.stride(0), u.stride(0), o.stride(0),
-           BLOCK_N=BLOCK_N, raw=raw)  # fmt: skip
+    grid = (triton.cdiv(g.shape[1], BLOCK_N), min(g.shape[0], MAX_GRID_Y))
+    launch(geglu_fwd_kernel, grid, g, u, o, g.shape[0], g.shape[1], g.stride(0), u.stride(0),
+           o.stride(0), BLOCK_N=BLOCK_N, raw=raw)  # fmt: skip
     return out
 
 
@@ -137,8 +139,8 @@ def geglu_backward_launch(grad, gate, up, raw: bool = False):
         return dgate, dup
     d, g, u = rows(grad), rows(gate), rows(up)
     dg, du = dgate.view(d.shape), dup.view(d.shape)
-    grid = (g.shape[0], triton.cdiv(g.shape[1], BLOCK_N))
-    launch(geglu_bwd_kernel, grid, d, g, u, dg, du, g.shape[1], d.stride(0), g.stride(0),
+    grid = (triton.cdiv(g.shape[1], BLOCK_N), min(g.shape[0], MAX_GRID_Y))
+    launch(geglu_bwd_kernel, grid, d, g, u, dg, du, g.shape[0], g.shape[1], d.stride(0), g.stride(0),
            u.stride(0), dg.stride(0), du.stride(0), BLOCK_N=BLOCK_N, raw=raw)  # fmt: skip
     return dgate, dup
 
@@ -291,6 +293,22 @@ def check_kernels(device: str, raw: bool) -> None:
             for got, want in zip((dgate, dup), reference_grads(grad, gate, up), strict=True):
                 torch.testing.assert_close(got, want, **tolerance(dtype))
         print(f"  {device} {str(dtype):14} forward and backward match PyTorch on {shapes}")
+    global MAX_GRID_Y  # more rows than grid axis 1 has programs: each program loops over rows
+    cases = [(4, torch.randn(11, 5).to(device))]  # the loop on a small input: 4 programs
+    if device == "cuda":  # and at the real limit: 65542 rows on 65535 programs
+        cases.append((MAX_GRID_Y, torch.randn(MAX_GRID_Y + 7, 3, device=device)))
+    for limit, x in cases:
+        saved, MAX_GRID_Y = MAX_GRID_Y, limit
+        try:
+            out = geglu_forward(x, x.flip(0), raw=raw)
+            dgate, dup = geglu_backward_launch(x.cos(), x, x.flip(0), raw=raw)
+        finally:
+            MAX_GRID_Y = saved
+        torch.testing.assert_close(out, reference(x, x.flip(0)), **tolerance(x.dtype))
+        wants = reference_grads(x.cos(), x, x.flip(0))
+        for got, want in zip((dgate, dup), wants, strict=True):
+            torch.testing.assert_close(got, want, **tolerance(x.dtype))
+        print(f"  {device}: {x.shape[0]} rows on {limit} programs of grid axis 1 match PyTorch")
     transposed = torch.randn(64, 96).to(device).t()  # a column stride != 1: copied first
     out = geglu_forward(transposed, transposed, raw=raw)
     torch.testing.assert_close(out, reference(transposed, transposed), **tolerance(torch.float32))
@@ -329,7 +347,7 @@ def check_operator(device: str) -> None:
     expect_error(TypeError, lambda: torch.ops.cookbook.geglu(ok, ok.double()))
     ints = torch.ones(3, dtype=torch.int32, device=device)
     expect_error(TypeError, lambda: torch.ops.cookbook.geglu(ints, ints))
-    wide = torch.empty(1, 65535 * BLOCK_N + 1, device="meta")  # no memory: the check comes first
+    wide = torch.empty(1, 2**31 - BLOCK_N + 1, device="meta")  # no memory: the check comes first
     expect_error(ValueError, lambda: torch.ops.cookbook.geglu(wide, wide))
     other = "meta" if device == "cpu" else "cpu"
     expect_error(ValueError, lambda: torch.ops.cookbook.geglu(ok, ok.to(other)))

@@ -31,7 +31,10 @@ from torch.library import triton_op, wrap_triton
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 MAX_ONE_BLOCK = {2: 32768, 4: 32768, 8: 16384}  # element size -> the longest row in one block
-LOOP_BLOCK, LOOP_WARPS = 8192, 16
+# The looped kernels' (BLOCK, num_warps) by pass and element size, from a sweep on an H200;
+# any other pair takes LOOP_PLAN_DEFAULT.
+LOOP_PLAN = {("forward", 2): (16384, 16), ("backward", 2): (32768, 32)}
+LOOP_PLAN_DEFAULT = (8192, 16)
 
 
 # --8<-- [start:one-block]
@@ -139,12 +142,16 @@ def rows(t: torch.Tensor) -> torch.Tensor:
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
-def launch_plan(n: int, element_size: int) -> tuple[int, int, bool]:
-    """(BLOCK, num_warps, one block?) for rows of n elements."""
+def launch_plan(n: int, element_size: int, pass_: str) -> tuple[int, int, bool]:
+    """(BLOCK, num_warps, one block?) for rows of n elements in the "forward" or "backward"."""
     block = triton.next_power_of_2(n)
-    if block <= MAX_ONE_BLOCK[element_size]:
-        return block, min(max(block // 1024, 4), 16), True  # (1)!
-    return LOOP_BLOCK, LOOP_WARPS, False
+    if block <= MAX_ONE_BLOCK[element_size]:  # (1)!
+        if pass_ == "forward" and block <= 1024:
+            return block, 2, True
+        if pass_ == "forward" and element_size == 2 and block == 32768:
+            return block, 32, True
+        return block, min(max(block // 1024, 4), 16), True
+    return (*LOOP_PLAN.get((pass_, element_size), LOOP_PLAN_DEFAULT), False)
 
 
 def softmax_forward(x: torch.Tensor, out=None, raw: bool = False) -> torch.Tensor:
@@ -153,7 +160,7 @@ def softmax_forward(x: torch.Tensor, out=None, raw: bool = False) -> torch.Tenso
     if y.numel() == 0:
         return y
     x2, y2 = rows(x), y.view(-1, x.shape[-1])
-    block, warps, one_block = launch_plan(x2.shape[1], x.element_size())
+    block, warps, one_block = launch_plan(x2.shape[1], x.element_size(), "forward")
     kernel = softmax_kernel if one_block else softmax_online_kernel
     (kernel if raw else wrap_triton(kernel))[(x2.shape[0],)](
         x2, y2, x2.shape[1], x2.stride(0), y2.stride(0), BLOCK=block, num_warps=warps
@@ -167,7 +174,7 @@ def softmax_backward_launch(dy: torch.Tensor, y: torch.Tensor, raw: bool = False
     if dx.numel() == 0:
         return dx
     dy2, y2, dx2 = rows(dy), rows(y), dx.view(-1, y.shape[-1])
-    block, warps, one_block = launch_plan(y2.shape[1], y.element_size())
+    block, warps, one_block = launch_plan(y2.shape[1], y.element_size(), "backward")
     (softmax_bwd_kernel if raw else wrap_triton(softmax_bwd_kernel))[(y2.shape[0],)](
         dy2, y2, dx2, y2.shape[1], dy2.stride(0), y2.stride(0), dx2.stride(0),
         BLOCK=block, ONE_BLOCK=one_block, num_warps=warps,
@@ -273,7 +280,7 @@ def tolerance(dtype: torch.dtype) -> dict:
 
 
 def guarded(shape, dtype, device):
-    n, pad = math.prod(shape), LOOP_BLOCK
+    n, pad = math.prod(shape), max(block for block, _ in LOOP_PLAN.values())
     buffer = torch.full((pad + n + pad,), SENTINEL, dtype=dtype, device=device)
 
     def untouched() -> None:
