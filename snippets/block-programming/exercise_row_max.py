@@ -71,8 +71,15 @@ def row_max(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def case(rows: int, cols: int, dtype=torch.float32, shift: float = 0.0, rows_of=None, view=False,
-         wider: int = 0):
+def case(
+    rows: int,
+    cols: int,
+    dtype=torch.float32,
+    shift: float = 0.0,
+    rows_of=None,
+    view=False,
+    wider: int = 0,
+):
     """row_max() of random rows (moved by ``shift``), or of the given rows, against amax; with
     ``wider``, the rows are x[:, :cols] of a tensor ``wider`` columns wider."""
 

@@ -11,7 +11,8 @@
 rows are int32 and stride_row (below 2**31) is passed as int32, so rows * stride_row was
 computed in int32 and wrapped past 2**31 - 1 (53688 * 40000 became negative) on the GPU and in
 the interpreter alike. rows.to(tl.int64) makes the product int64. With int64 indices the bug
-never showed.
+never showed. The offsets into rows, cols and out stay int32, which holds because flat_index()
+refuses 2**31 pairs or more.
 On a CPU:       TRITON_INTERPRET=1 python exercise_find_int32_overflow_solution.py
 On a CUDA GPU:  python exercise_find_int32_overflow_solution.py"""
 
