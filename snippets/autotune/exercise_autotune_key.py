@@ -19,7 +19,7 @@ On a CUDA GPU:  python exercise_autotune_key.py
 Under TRITON_INTERPRET=1 there is no GPU to time: bench() runs each config once and calls them
 equally fast, so autotune keeps the first; the number of tunings is the same as on a GPU. The
 checker counts tunings over four shapes, compares the sums with x.sum(dim=1) on empty,
-one-element, ragged, NaN/Inf, non-contiguous and float16 inputs, and says what is wrong with a
+one-element, ragged, NaN/Inf, row-slice, transposed and float16 inputs, and says what is wrong with a
 hint. It exits non-zero until every case is right."""
 
 import os
@@ -79,13 +79,16 @@ def row_sum(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def case(rows: int, cols: int, dtype=torch.float32, values=None, view=False):
+def case(rows: int, cols: int, dtype=torch.float32, values=None, view=False, wider: int = 0):
+    """row_sum() against x.sum(dim=1); with ``wider``, x is x[:, :cols] of a wider tensor."""
+
     def run():
         g = torch.Generator().manual_seed(rows * 1000 + cols)
-        x = torch.randn(rows, cols, generator=g) if values is None else torch.tensor(values)
+        x = torch.randn(rows, cols + wider, generator=g) if values is None else torch.tensor(values)
         x = x.to(dtype).to(DEVICE)
         if view:
             x = x.t().contiguous().t()
+        x = x[:, :cols]  # with wider: rows cols + wider apart, columns one apart
         tolerance = (
             dict(rtol=1e-5, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-3, atol=2e-2)
         )
@@ -117,7 +120,7 @@ CASES = [
     ("retunes for a new row length, not for a new row count",
      "行长度变了才重新调优，行数变了不调优",
      "key names the arguments whose values pick the best config: here the row length, n_cols.",
-     "key 列出的参数决定哪个 config 最好：这里是行长度 n_cols。", tunings),
+     "key 列出的参数决定哪个配置最好：这里是行长度 n_cols。", tunings),
     ("empty: 0 rows", "空张量：0 行",
      "no row, no launch: row_sum() returns before the kernel.",
      "没有行就不启动内核：row_sum() 在启动前就返回。", case(0, 8)),
@@ -131,9 +134,14 @@ CASES = [
      "a sum with a NaN is NaN, with an Inf is Inf: nothing to special-case.",
      "含 NaN 的和是 NaN，含 Inf 的和是 Inf：不需要特殊处理。",
      case(3, 2, values=[[NAN, 1.0], [INF, 1.0], [-INF, 2.0]])),
-    ("non-contiguous input (transposed twice)", "非连续输入（转置两次）",
-     "row_sum() makes a row's columns one element apart; rows are stride_row apart.",
-     "row_sum() 先让每行的列元素相邻；行与行相隔 stride_row。", case(4, 40, view=True)),
+    ("a row slice: x[:, :40] of a 4 x 64 tensor", "行切片：4 x 64 张量的 x[:, :40]",
+     "row_sum() passes a row slice as it is: its rows are stride_row = 64 elements apart, not n_cols = 40.",
+     "row_sum() 原样传入行切片：它的行与行相隔 stride_row = 64 个元素，不是 n_cols = 40。",
+     case(4, 40, wider=24)),
+    ("transposed twice, made contiguous by row_sum()", "转置两次，由 row_sum() 转成连续的",
+     "columns 4 elements apart: row_sum() copies x contiguous first, and the kernel reads the copy.",
+     "列与列相隔 4 个元素：row_sum() 先把 x 复制成连续的，内核读的是这份副本。",
+     case(4, 40, view=True)),
     ("float16, accumulated in float32", "float16，以 float32 累加",
      "load float16, add into a float32 accumulator, store: the store converts to float16.",
      "读入 float16，累加到 float32，store 时再转回 float16。",

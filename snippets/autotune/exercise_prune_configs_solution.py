@@ -92,17 +92,20 @@ PRUNED = {
         "none": "kept no config for n_cols = {n}",
         "short": "kept BLOCK_N = {b} for n_cols = {n}: it reads only the first {b} columns",
         "waste": "kept BLOCK_N = {b} for n_cols = {n}: {b2} lanes would do, the rest idle",
+        "warps": "kept BLOCK_N = {b} with num_warps {got} for n_cols = {n}; CONFIGS has {want}",
     },
     "zh": {
-        "none": "n_cols = {n} 时一个 config 都没留下",
+        "none": "n_cols = {n} 时一个配置都没留下",
         "short": "n_cols = {n} 时留下了 BLOCK_N = {b}：它只读到前 {b} 列",
         "waste": "n_cols = {n} 时留下了 BLOCK_N = {b}：{b2} 条 lane 就够了，其余都闲着",
+        "warps": "n_cols = {n} 时留下的 BLOCK_N = {b} 的 num_warps 是 {got}；CONFIGS 里是 {want}",
     },
 }
 
 
 def pruning() -> str | None:
-    """Call the prune function as autotune does, for row lengths from 1 to 4096."""
+    """Call the prune function as autotune does, for row lengths from 1 to 4096: it must keep
+    the configs of the one block size that fits, each with its own num_warps."""
     for n in (1, 64, 65, 1000, 4096):
         kept = keep_fitting_blocks(CONFIGS, {"n_cols": n})
         enough = min(b for b in (64, 256, 1024, 4096) if b >= n)
@@ -115,16 +118,23 @@ def pruning() -> str | None:
                 return said["short"].format(b=b, n=n)
             if b > enough:
                 return said["waste"].format(b=b, n=n, b2=enough)
+        got = sorted(c.num_warps for c in kept)
+        want = sorted(c.num_warps for c in CONFIGS if c.kwargs["BLOCK_N"] == enough)
+        if got != want:
+            return said["warps"].format(b=enough, n=n, got=got, want=want)
     return None
 
 
-def case(rows: int, cols: int, dtype=torch.float32, values=None, view=False):
+def case(rows: int, cols: int, dtype=torch.float32, values=None, view=False, wider: int = 0):
+    """row_sum() against x.sum(dim=1); with ``wider``, x is x[:, :cols] of a wider tensor."""
+
     def run():
         g = torch.Generator().manual_seed(rows * 1000 + cols)
-        x = torch.randn(rows, cols, generator=g) if values is None else torch.tensor(values)
+        x = torch.randn(rows, cols + wider, generator=g) if values is None else torch.tensor(values)
         x = x.to(dtype).to(DEVICE)
         if view:
             x = x.t().contiguous().t()
+        x = x[:, :cols]  # with wider: rows cols + wider apart, columns one apart
         tolerance = (
             dict(rtol=1e-5, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-3, atol=2e-2)
         )
@@ -135,13 +145,13 @@ def case(rows: int, cols: int, dtype=torch.float32, values=None, view=False):
 
 NAN, INF = float("nan"), float("inf")
 ROW_EN = "with every config kept, autotune may choose a block shorter than the row: prune those."
-ROW_ZH = "所有 config 都留下时，autotune 可能选中比一行还短的分块：把它们剪掉。"
+ROW_ZH = "所有配置都留下时，autotune 可能选中比一行还短的分块：把它们剪掉。"
 # fmt: off
 CASES = [
     ("the prune keeps the one block size that fits each row length",
      "剪枝只留下恰好装下一行的分块大小",
-     "keep the configs of the smallest BLOCK_N >= n_cols: smaller misses columns, larger idles lanes.",
-     "只留 BLOCK_N >= n_cols 中最小的那一档：更小会漏列，更大会让 lane 空转。",
+     "return the configs of the smallest BLOCK_N >= n_cols as they are, each num_warps: smaller misses columns, larger idles lanes.",
+     "原样返回 BLOCK_N >= n_cols 中最小那一档的配置，每种 num_warps 都留：更小会漏列，更大会让 lane 空转。",
      pruning),
     ("empty: 0 rows", "空张量：0 行",
      "no row, no launch: row_sum() returns before the kernel.",
@@ -151,7 +161,12 @@ CASES = [
      ROW_EN, ROW_ZH, case(3, 1000)),
     ("NaN and Inf, as x.sum(dim=1)", "NaN 和 Inf，与 x.sum(dim=1) 一致", ROW_EN, ROW_ZH,
      case(2, 100, values=[[NAN] + [1.0] * 99, [INF] + [2.0] * 99])),
-    ("non-contiguous input, 4 x 300", "非连续输入，4 x 300", ROW_EN, ROW_ZH, case(4, 300, view=True)),
+    ("a row slice: x[:, :50] of a 4 x 64 tensor", "行切片：4 x 64 张量的 x[:, :50]",
+     "row_sum() passes a row slice as it is: its rows are stride_row = 64 elements apart, not n_cols = 50.",
+     "row_sum() 原样传入行切片：它的行与行相隔 stride_row = 64 个元素，不是 n_cols = 50。",
+     case(4, 50, wider=14)),
+    ("transposed twice, 4 x 300, made contiguous by row_sum()", "转置两次的 4 x 300，由 row_sum() 转成连续的",
+     ROW_EN, ROW_ZH, case(4, 300, view=True)),
     ("float16, 2 x 257", "float16，2 x 257", ROW_EN, ROW_ZH, case(2, 257, dtype=torch.float16)),
     ("4097 columns are refused with ValueError", "4097 列被拒绝并抛出 ValueError",
      "row_sum() checks the row length before the launch (you need not change it).",

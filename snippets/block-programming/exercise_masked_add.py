@@ -56,6 +56,8 @@ def add(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, block_size: int = 2
         raise ValueError(f"shapes differ: {tuple(x.shape)}, {tuple(y.shape)}, {tuple(out.shape)}")
     if x.dtype not in DTYPES or y.dtype != x.dtype or out.dtype != x.dtype:
         raise TypeError(f"add() takes one dtype of {DTYPES}, got {x.dtype} and {y.dtype}")
+    if x.numel() >= 2**31:  # pid * BLOCK_SIZE and the offsets are int32 in the kernel
+        raise ValueError(f"{x.numel()} elements overflow the kernel's int32 offsets")
     x, y = x.contiguous(), y.contiguous()  # the kernel reads element i at x_ptr + i
     n = x.numel()
     add_kernel[(triton.cdiv(n, block_size),)](x, y, out, n, BLOCK_SIZE=block_size)
@@ -118,6 +120,10 @@ CASES = [
      "add() checks the dtype before the launch (you need not change it).",
      "add() 在启动前检查 dtype（这部分不用改）。",
      lambda: refuses(TypeError, lambda: add(*[torch.ones(3, dtype=torch.int32, device=DEVICE)] * 3))),
+    ("2**31 elements are refused with ValueError", "2**31 个元素被拒绝并抛出 ValueError",
+     "the kernel's offsets are int32: add() refuses 2**31 elements or more before the launch (you need not change it).",
+     "内核的偏移量是 int32：add() 在启动前拒绝 2**31 个及以上的元素（这部分不用改）。",
+     lambda: refuses(ValueError, lambda: add(*[torch.empty(2**31, device="meta")] * 3))),
 ]
 # fmt: on
 

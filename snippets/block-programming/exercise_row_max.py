@@ -7,18 +7,18 @@
 # cpu = { interpreter = true }
 # exercise = { expect = "fail", message = "not solved yet", message-zh = "还没有做对" }
 # ///
-"""Exercise (complete two lines): a row-wise max with masked lanes and NaN, like torch.amax.
+"""Exercise (complete three lines): a row-wise max with masked lanes and NaN, like torch.amax.
 
 row_max_kernel gives each row to one program instance, which loads the whole row as one block of
-BLOCK_N = next_power_of_2(n_cols) lanes and reduces it with tl.max. Two lines are marked TODO:
-what a lane the mask turns off loads (it still takes part in tl.max), and the result for a row
-that holds a NaN (torch.amax gives NaN; tl.max's answer differs between the GPU and the
-interpreter, so test for NaN yourself).
+BLOCK_N = next_power_of_2(n_cols) lanes and reduces it with tl.max. Two places are marked TODO:
+what a lane the mask turns off loads (it still takes part in tl.max; one line to complete), and
+the result for a row that holds a NaN (torch.amax gives NaN; tl.max's answer differs between the
+GPU and the interpreter, so test for NaN yourself: two lines, the test and the result).
 
 On a CPU:       TRITON_INTERPRET=1 python exercise_row_max.py
 On a CUDA GPU:  python exercise_row_max.py
 The checker compares your kernel with x.amax(dim=1) on empty, one-element, negative,
-non-power-of-two, NaN/Inf, non-contiguous and float16 inputs and says what is wrong with a
+non-power-of-two, NaN/Inf, row-slice, transposed and float16 inputs and says what is wrong with a
 hint. Under TRITON_INTERPRET=1 it also draws which program instance loaded which element and
 which lanes the mask turned off. It exits non-zero until every case is right."""
 
@@ -71,17 +71,27 @@ def row_max(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def case(rows: int, cols: int, dtype=torch.float32, shift: float = 0.0, rows_of=None, view=False):
-    """row_max() of random rows (moved by ``shift``), or of the given rows, against amax."""
+def case(
+    rows: int,
+    cols: int,
+    dtype=torch.float32,
+    shift: float = 0.0,
+    rows_of=None,
+    view=False,
+    wider: int = 0,
+):
+    """row_max() of random rows (moved by ``shift``), or of the given rows, against amax; with
+    ``wider``, the rows are x[:, :cols] of a tensor ``wider`` columns wider."""
 
     def run():
         g = torch.Generator().manual_seed(rows * 1000 + cols)
-        x = torch.randn(rows, cols, generator=g) + shift
+        x = torch.randn(rows, cols + wider, generator=g) + shift
         if rows_of is not None:
             x = torch.tensor(rows_of)
         x = x.to(dtype).to(DEVICE)
         if view:
             x = x.t().contiguous().t()  # the same values, columns rows apart: not contiguous
+        x = x[:, :cols]  # with wider: rows cols + wider apart, columns one apart
         return differs(row_max(x), x.amax(dim=1))
 
     return run
@@ -108,9 +118,13 @@ CASES = [
      "torch.amax gives NaN for a row holding a NaN; tl.max need not (it differs by platform): test x != x.",
      "torch.amax 对含 NaN 的行返回 NaN；tl.max 不一定（不同平台结果不同）：用 x != x 检测。",
      case(4, 3, rows_of=[[1.0, NAN, 2.0], [NAN, INF, 0.0], [-INF, -INF, -INF], [INF, -1.0, NAN]])),
-    ("non-contiguous input (transposed twice)", "非连续输入（转置两次）",
-     "row_max() makes the columns one element apart; the kernel uses stride_row between rows.",
-     "row_max() 先让列元素相邻；内核用 stride_row 跨行。",
+    ("a row slice: x[:, :33] of a 5 x 50 tensor", "行切片：5 x 50 张量的 x[:, :33]",
+     "row_max() passes a row slice as it is: its rows are stride_row = 50 elements apart, not n_cols = 33.",
+     "row_max() 原样传入行切片：它的行与行相隔 stride_row = 50 个元素，不是 n_cols = 33。",
+     case(5, 33, wider=17)),
+    ("transposed twice, made contiguous by row_max()", "转置两次，由 row_max() 转成连续的",
+     "columns 5 elements apart: row_max() copies x contiguous first, and the kernel reads the copy.",
+     "列与列相隔 5 个元素：row_max() 先把 x 复制成连续的，内核读的是这份副本。",
      case(5, 33, view=True)),
     ("float16, 6 x 70", "float16，6 x 70",
      "the max is exact in any dtype; other= must be a value of the tensor's dtype range.",

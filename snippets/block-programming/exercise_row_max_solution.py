@@ -63,17 +63,27 @@ def row_max(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def case(rows: int, cols: int, dtype=torch.float32, shift: float = 0.0, rows_of=None, view=False):
-    """row_max() of random rows (moved by ``shift``), or of the given rows, against amax."""
+def case(
+    rows: int,
+    cols: int,
+    dtype=torch.float32,
+    shift: float = 0.0,
+    rows_of=None,
+    view=False,
+    wider: int = 0,
+):
+    """row_max() of random rows (moved by ``shift``), or of the given rows, against amax; with
+    ``wider``, the rows are x[:, :cols] of a tensor ``wider`` columns wider."""
 
     def run():
         g = torch.Generator().manual_seed(rows * 1000 + cols)
-        x = torch.randn(rows, cols, generator=g) + shift
+        x = torch.randn(rows, cols + wider, generator=g) + shift
         if rows_of is not None:
             x = torch.tensor(rows_of)
         x = x.to(dtype).to(DEVICE)
         if view:
             x = x.t().contiguous().t()  # the same values, columns rows apart: not contiguous
+        x = x[:, :cols]  # with wider: rows cols + wider apart, columns one apart
         return differs(row_max(x), x.amax(dim=1))
 
     return run
@@ -100,9 +110,13 @@ CASES = [
      "torch.amax gives NaN for a row holding a NaN; tl.max need not (it differs by platform): test x != x.",
      "torch.amax 对含 NaN 的行返回 NaN；tl.max 不一定（不同平台结果不同）：用 x != x 检测。",
      case(4, 3, rows_of=[[1.0, NAN, 2.0], [NAN, INF, 0.0], [-INF, -INF, -INF], [INF, -1.0, NAN]])),
-    ("non-contiguous input (transposed twice)", "非连续输入（转置两次）",
-     "row_max() makes the columns one element apart; the kernel uses stride_row between rows.",
-     "row_max() 先让列元素相邻；内核用 stride_row 跨行。",
+    ("a row slice: x[:, :33] of a 5 x 50 tensor", "行切片：5 x 50 张量的 x[:, :33]",
+     "row_max() passes a row slice as it is: its rows are stride_row = 50 elements apart, not n_cols = 33.",
+     "row_max() 原样传入行切片：它的行与行相隔 stride_row = 50 个元素，不是 n_cols = 33。",
+     case(5, 33, wider=17)),
+    ("transposed twice, made contiguous by row_max()", "转置两次，由 row_max() 转成连续的",
+     "columns 5 elements apart: row_max() copies x contiguous first, and the kernel reads the copy.",
+     "列与列相隔 5 个元素：row_max() 先把 x 复制成连续的，内核读的是这份副本。",
      case(5, 33, view=True)),
     ("float16, 6 x 70", "float16，6 x 70",
      "the max is exact in any dtype; other= must be a value of the tensor's dtype range.",

@@ -40,8 +40,8 @@ def transpose_kernel(
 ):
     pid_m = tl.program_id(axis=0)
     pid_n = tl.program_id(axis=1)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_m = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)  # 64-bit: a view's last
+    offs_n = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)  # element may lie 2**31 away
     mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
     x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_n[None, :] * stride_xn
     tile = tl.load(x_ptrs, mask=mask)
@@ -98,7 +98,7 @@ def case(m: int, n: int, dtype=torch.float32, layout: str = "contiguous", specia
 
 
 STRIDES_EN = "x_ptr + m * stride_xm + n * stride_xn: a view's rows and columns are its strides apart, not N and 1."
-STRIDES_ZH = "x_ptr + m * stride_xm + n * stride_xn：视图的行与列相隔的是它的 stride，不是 N 和 1。"
+STRIDES_ZH = "x_ptr + m * stride_xm + n * stride_xn：视图的行与列相隔的是它的步长，不是 N 和 1。"
 # fmt: off
 CASES = [
     ("empty: 0 x 5", "空张量：0 x 5",
@@ -109,7 +109,7 @@ CASES = [
      "一个程序实例，只有一条 lane 打开：元素 (0, 0) 的指针就是 x_ptr。", case(1, 1)),
     ("5 x 7, contiguous (partial tiles)", "5 x 7，连续（边上的 tile 不满）",
      "the mask keeps rows < M and columns < N; the pointers follow the strides.",
-     "掩码只保留行 < M、列 < N 的 lane；指针按 stride 计算。", case(5, 7)),
+     "掩码只保留行 < M、列 < N 的 lane；指针按步长计算。", case(5, 7)),
     ("9 x 6 slice with a step, x[:, ::2]", "9 x 6 的带步长切片 x[:, ::2]",
      STRIDES_EN, STRIDES_ZH, case(9, 6, layout="strided")),
     ("6 x 9 transposed view, x.t()", "6 x 9 的转置视图 x.t()",

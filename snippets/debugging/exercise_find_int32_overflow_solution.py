@@ -11,7 +11,8 @@
 rows are int32 and stride_row (below 2**31) is passed as int32, so rows * stride_row was
 computed in int32 and wrapped past 2**31 - 1 (53688 * 40000 became negative) on the GPU and in
 the interpreter alike. rows.to(tl.int64) makes the product int64. With int64 indices the bug
-never showed.
+never showed. The offsets into rows, cols and out stay int32, which holds because flat_index()
+refuses 2**31 pairs or more.
 On a CPU:       TRITON_INTERPRET=1 python exercise_find_int32_overflow_solution.py
 On a CUDA GPU:  python exercise_find_int32_overflow_solution.py"""
 
@@ -46,6 +47,8 @@ def flat_index(rows: torch.Tensor, cols: torch.Tensor, n_cols: int) -> torch.Ten
     columns lies, as a gather would address it (the part you need not edit)."""
     if rows.shape != cols.shape or rows.dtype not in DTYPES or cols.dtype != rows.dtype:
         raise TypeError(f"flat_index() takes rows and cols of one shape and one of {DTYPES}")
+    if rows.numel() >= 2**31:  # the offsets into rows, cols and out are int32 in the kernel
+        raise ValueError(f"{rows.numel()} pairs overflow the kernel's int32 offsets")
     rows, cols = rows.contiguous(), cols.contiguous()
     out = torch.empty(rows.shape, dtype=torch.int64, device=rows.device)
     n = rows.numel()
@@ -94,6 +97,10 @@ CASES = [
      "flat_index() checks the dtype before the launch (you need not change it).",
      "flat_index() 在启动前检查 dtype（这部分不用改）。",
      lambda: refuses(TypeError, lambda: flat_index(*[torch.ones(3, device=DEVICE)] * 2, 5))),
+    ("2**31 pairs are refused with ValueError", "2**31 对下标被拒绝并抛出 ValueError",
+     "flat_index() refuses 2**31 pairs or more before the launch (you need not change it).",
+     "flat_index() 在启动前拒绝 2**31 对及以上的下标（这部分不用改）。",
+     lambda: refuses(ValueError, lambda: flat_index(*[torch.empty(2**31, dtype=torch.int32, device="meta")] * 2, 5))),
 ]
 # fmt: on
 

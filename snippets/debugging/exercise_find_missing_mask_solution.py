@@ -45,6 +45,8 @@ def scale(x: torch.Tensor, factor: float, out: torch.Tensor) -> None:
     """out = x * factor for a tensor of DTYPES (the part you need not edit)."""
     if x.dtype not in DTYPES or out.dtype != x.dtype or out.shape != x.shape:
         raise TypeError(f"scale() takes x and out of one shape and one of {DTYPES}")
+    if x.numel() >= 2**31:  # pid * BLOCK_SIZE and the offsets are int32 in the kernel
+        raise ValueError(f"{x.numel()} elements overflow the kernel's int32 offsets")
     x = x.contiguous()
     n = x.numel()
     scale_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, out, n, factor, BLOCK_SIZE=BLOCK_SIZE)
@@ -103,6 +105,10 @@ CASES = [
      "scale() checks the dtype before the launch (you need not change it).",
      "scale() 在启动前检查 dtype（这部分不用改）。",
      lambda: refuses(TypeError, lambda: scale(*[torch.ones(3, dtype=torch.int32, device=DEVICE)] * 2))),
+    ("2**31 elements are refused with ValueError", "2**31 个元素被拒绝并抛出 ValueError",
+     "the kernel's offsets are int32: scale() refuses 2**31 elements or more before the launch (you need not change it).",
+     "内核的偏移量是 int32：scale() 在启动前拒绝 2**31 个及以上的元素（这部分不用改）。",
+     lambda: refuses(ValueError, lambda: scale(torch.empty(2**31, device="meta"), 3.0, torch.empty(2**31, device="meta")))),
 ]
 # fmt: on
 

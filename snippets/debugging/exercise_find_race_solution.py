@@ -44,6 +44,8 @@ def histogram(x: torch.Tensor, n_bins: int) -> torch.Tensor:
     not edit)."""
     if x.dtype not in DTYPES:
         raise TypeError(f"histogram() takes integers of {DTYPES}, got {x.dtype}")
+    if x.numel() >= 2**31:  # the offsets and the counts are int32 in the kernel
+        raise ValueError(f"{x.numel()} values overflow the kernel's int32 offsets and counts")
     if x.numel() and (int(x.min()) < 0 or int(x.max()) >= n_bins):
         raise ValueError(f"values must lie in 0 .. {n_bins - 1}")
     x = x.contiguous()
@@ -91,6 +93,10 @@ CASES = [
      "histogram() checks the dtype before the launch (you need not change it).",
      "histogram() 在启动前检查 dtype（这部分不用改）。",
      lambda: refuses(TypeError, lambda: histogram(torch.ones(3, device=DEVICE), 4))),
+    ("2**31 values are refused with ValueError", "2**31 个值被拒绝并抛出 ValueError",
+     "the kernel's offsets and counts are int32: histogram() refuses 2**31 values or more before the launch (you need not change it).",
+     "内核的偏移量和计数都是 int32：histogram() 在启动前拒绝 2**31 个及以上的值（这部分不用改）。",
+     lambda: refuses(ValueError, lambda: histogram(torch.empty(2**31, dtype=torch.int32, device="meta"), 4))),
 ]
 # fmt: on
 

@@ -7,18 +7,18 @@
 # cpu = { interpreter = true }
 # exercise = { expect = "fail", message = "not solved yet", message-zh = "还没有做对" }
 # ///
-"""Exercise (complete two lines): the dtype a running sum is kept in.
+"""Exercise (complete one line): the dtype a running sum is kept in.
 
 row_sum_kernel sums each row in blocks of BLOCK_N, keeping one running sum per lane. As given,
 the accumulator has the input's dtype: right for float32, and for float16 a sum that drops
 small terms once it is large and overflows to inf past 65504, even when the true sum is small.
-Complete the two lines marked TODO: the accumulator's dtype and what is added to it.
+Complete the line marked TODO: the accumulator's dtype (what is added to it follows it).
 
 On a CPU:       TRITON_INTERPRET=1 python exercise_accumulate_fp32.py
 On a CUDA GPU:  python exercise_accumulate_fp32.py
 The checker compares with the float64 sum rounded once to the input's dtype, on empty,
-one-element, float32, float16, one-large-many-small, cancelling, non-contiguous and NaN/Inf
-rows (bfloat16 on a GPU; the interpreter gets bfloat16 wrong without an error, so row_sum()
+one-element, float32, float16, one-large-many-small, cancelling, row-slice, transposed and
+NaN/Inf rows (bfloat16 on a GPU; the interpreter gets bfloat16 wrong without an error, so row_sum()
 refuses it there), and says what is wrong with a hint. It exits non-zero until every case is
 right."""
 
@@ -38,7 +38,7 @@ def row_sum_kernel(x_ptr, out_ptr, n_cols, stride_row, BLOCK_N: tl.constexpr):
     for start in range(0, n_cols, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         x = tl.load(x_ptr + row.to(tl.int64) * stride_row + cols, mask=cols < n_cols, other=0.0)
-        acc += x  # TODO: what is added, in which dtype?
+        acc += x
     tl.store(out_ptr + row, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty))
 
 
@@ -72,15 +72,17 @@ def tolerance(dtype: torch.dtype) -> dict:
     }[dtype]
 
 
-def case(rows: int, cols: int, dtype=torch.float32, make=None, view=False):
-    """row_sum() against the float64 sum rounded to the dtype once, as PyTorch's sum gives it."""
+def case(rows: int, cols: int, dtype=torch.float32, make=None, view=False, wider: int = 0):
+    """row_sum() against the float64 sum rounded to the dtype once, as PyTorch's sum gives it;
+    with ``wider``, x is x[:, :cols] of a tensor ``wider`` columns wider."""
 
     def run():
         g = torch.Generator().manual_seed(rows * 1000 + cols)
-        x = torch.randn(rows, cols, generator=g) if make is None else make()
+        x = torch.randn(rows, cols + wider, generator=g) if make is None else make()
         x = x.to(dtype).to(DEVICE)
         if view:
             x = x.t().contiguous().t()
+        x = x[:, :cols]  # with wider: rows cols + wider apart, columns one apart
         return differs(row_sum(x), x.double().sum(dim=1).to(dtype), **tolerance(dtype))
 
     return run
@@ -116,8 +118,12 @@ CASES = [
      case(2, 4096, dtype=torch.float16, make=one_big_many_small)),
     ("float16, 60000 + 60000 - 60000 - 60000", "float16，60000 + 60000 - 60000 - 60000",
      ACC_EN, ACC_ZH, case(1, 512, dtype=torch.float16, make=cancelling)),
-    ("non-contiguous float16 input", "非连续的 float16 输入", ACC_EN, ACC_ZH,
-     case(4, 300, dtype=torch.float16, view=True)),
+    ("float32 row slice: x[:, :300] of a 4 x 333 tensor", "float32 行切片：4 x 333 张量的 x[:, :300]",
+     "row_sum() passes a row slice as it is: its rows are stride_row = 333 elements apart, not n_cols = 300.",
+     "row_sum() 原样传入行切片：它的行与行相隔 stride_row = 333 个元素，不是 n_cols = 300。",
+     case(4, 300, wider=33)),
+    ("float16 transposed twice, made contiguous by row_sum()", "转置两次的 float16，由 row_sum() 转成连续的",
+     ACC_EN, ACC_ZH, case(4, 300, dtype=torch.float16, view=True)),
     ("NaN and Inf, as x.sum(dim=1)", "NaN 和 Inf，与 x.sum(dim=1) 一致", ACC_EN, ACC_ZH,
      case(2, 3, make=lambda: torch.tensor([[float("nan"), 1.0, 2.0], [float("inf"), 1.0, 2.0]]))),
 ]

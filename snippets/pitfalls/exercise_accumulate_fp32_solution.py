@@ -8,9 +8,10 @@
 # ///
 """Solution of exercise_accumulate_fp32.py: accumulate in float32, convert once at the store.
 
-tl.zeros(..., dtype=tl.float32) and x.to(tl.float32) keep every partial sum in float32, where
-2048 + 1 is 2049 and 60000 + 60000 is finite; the one conversion to float16 (or bfloat16) is
-at the store, as PyTorch's own sum does.
+tl.zeros(..., dtype=tl.float32) keeps every partial sum in float32, where 2048 + 1 is 2049 and
+60000 + 60000 is finite: acc += x then widens each float16 (or bfloat16) block to float32 before
+the add, as Triton promotes float32 + float16 to float32 (x.to(tl.float32) says the same
+explicitly). The one conversion back is at the store, as PyTorch's own sum does.
 On a CPU:       TRITON_INTERPRET=1 python exercise_accumulate_fp32_solution.py
 On a CUDA GPU:  python exercise_accumulate_fp32_solution.py"""
 
@@ -30,7 +31,7 @@ def row_sum_kernel(x_ptr, out_ptr, n_cols, stride_row, BLOCK_N: tl.constexpr):
     for start in range(0, n_cols, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         x = tl.load(x_ptr + row.to(tl.int64) * stride_row + cols, mask=cols < n_cols, other=0.0)
-        acc += x.to(tl.float32)
+        acc += x  # float32 + float16 adds in float32
     tl.store(out_ptr + row, tl.sum(acc, axis=0).to(out_ptr.dtype.element_ty))
 
 
@@ -64,15 +65,17 @@ def tolerance(dtype: torch.dtype) -> dict:
     }[dtype]
 
 
-def case(rows: int, cols: int, dtype=torch.float32, make=None, view=False):
-    """row_sum() against the float64 sum rounded to the dtype once, as PyTorch's sum gives it."""
+def case(rows: int, cols: int, dtype=torch.float32, make=None, view=False, wider: int = 0):
+    """row_sum() against the float64 sum rounded to the dtype once, as PyTorch's sum gives it;
+    with ``wider``, x is x[:, :cols] of a tensor ``wider`` columns wider."""
 
     def run():
         g = torch.Generator().manual_seed(rows * 1000 + cols)
-        x = torch.randn(rows, cols, generator=g) if make is None else make()
+        x = torch.randn(rows, cols + wider, generator=g) if make is None else make()
         x = x.to(dtype).to(DEVICE)
         if view:
             x = x.t().contiguous().t()
+        x = x[:, :cols]  # with wider: rows cols + wider apart, columns one apart
         return differs(row_sum(x), x.double().sum(dim=1).to(dtype), **tolerance(dtype))
 
     return run
@@ -108,8 +111,12 @@ CASES = [
      case(2, 4096, dtype=torch.float16, make=one_big_many_small)),
     ("float16, 60000 + 60000 - 60000 - 60000", "float16，60000 + 60000 - 60000 - 60000",
      ACC_EN, ACC_ZH, case(1, 512, dtype=torch.float16, make=cancelling)),
-    ("non-contiguous float16 input", "非连续的 float16 输入", ACC_EN, ACC_ZH,
-     case(4, 300, dtype=torch.float16, view=True)),
+    ("float32 row slice: x[:, :300] of a 4 x 333 tensor", "float32 行切片：4 x 333 张量的 x[:, :300]",
+     "row_sum() passes a row slice as it is: its rows are stride_row = 333 elements apart, not n_cols = 300.",
+     "row_sum() 原样传入行切片：它的行与行相隔 stride_row = 333 个元素，不是 n_cols = 300。",
+     case(4, 300, wider=33)),
+    ("float16 transposed twice, made contiguous by row_sum()", "转置两次的 float16，由 row_sum() 转成连续的",
+     ACC_EN, ACC_ZH, case(4, 300, dtype=torch.float16, view=True)),
     ("NaN and Inf, as x.sum(dim=1)", "NaN 和 Inf，与 x.sum(dim=1) 一致", ACC_EN, ACC_ZH,
      case(2, 3, make=lambda: torch.tensor([[float("nan"), 1.0, 2.0], [float("inf"), 1.0, 2.0]]))),
 ]
