@@ -13,7 +13,7 @@ row_sum_kernel loads a whole row as one block of BLOCK_N lanes, so a config whos
 shorter than the row gives a wrong sum, and one far longer leaves most lanes idle. Autotune
 calls early_config_prune with the configs and the call's arguments before it times anything,
 and times only what it returns. Write keep_fitting_blocks: the configs whose BLOCK_N is the
-smallest of CONFIGS' block sizes that holds n_cols (64, 256, 1024 or 4096), each num_warps.
+smallest of CONFIGS' block sizes that holds n_cols (64, 256, 1024 or 4096), with every num_warps.
 
 On a CPU:       TRITON_INTERPRET=1 python exercise_prune_configs.py
 On a CUDA GPU:  python exercise_prune_configs.py
@@ -159,7 +159,7 @@ ROW_ZH = "所有配置都留下时，autotune 可能选中比一行还短的分�
 CASES = [
     ("the prune keeps the one block size that fits each row length",
      "剪枝只留下恰好装下一行的分块大小",
-     "return the configs of the smallest BLOCK_N >= n_cols as they are, each num_warps: smaller misses columns, larger idles lanes.",
+     "return the configs of the smallest BLOCK_N >= n_cols as they are, with every num_warps: smaller misses columns, larger idles lanes.",
      "原样返回 BLOCK_N >= n_cols 中最小那一档的配置，每种 num_warps 都留：更小会漏列，更大会让 lane 空转。",
      pruning),
     ("empty: 0 rows", "空张量：0 行",

@@ -150,7 +150,7 @@ ROW_ZH = "所有配置都留下时，autotune 可能选中比一行还短的分�
 CASES = [
     ("the prune keeps the one block size that fits each row length",
      "剪枝只留下恰好装下一行的分块大小",
-     "return the configs of the smallest BLOCK_N >= n_cols as they are, each num_warps: smaller misses columns, larger idles lanes.",
+     "return the configs of the smallest BLOCK_N >= n_cols as they are, with every num_warps: smaller misses columns, larger idles lanes.",
      "原样返回 BLOCK_N >= n_cols 中最小那一档的配置，每种 num_warps 都留：更小会漏列，更大会让 lane 空转。",
      pruning),
     ("empty: 0 rows", "空张量：0 行",

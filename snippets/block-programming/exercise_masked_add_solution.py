@@ -49,7 +49,9 @@ def add(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, block_size: int = 2
     if x.dtype not in DTYPES or y.dtype != x.dtype or out.dtype != x.dtype:
         raise TypeError(f"add() takes one dtype of {DTYPES}, got {x.dtype} and {y.dtype}")
     if x.numel() >= 2**31:  # pid * BLOCK_SIZE and the offsets are int32 in the kernel
-        raise ValueError(f"{x.numel()} elements overflow the kernel's int32 offsets")
+        raise ValueError(f"{x.numel()} elements: add() takes at most 2**31 - 1 (int32 offsets)")
+    if not out.is_contiguous():  # the kernel writes element i at out_ptr + i
+        raise ValueError("out must be contiguous: the kernel writes element i at out_ptr + i")
     x, y = x.contiguous(), y.contiguous()  # the kernel reads element i at x_ptr + i
     n = x.numel()
     add_kernel[(triton.cdiv(n, block_size),)](x, y, out, n, BLOCK_SIZE=block_size)
@@ -116,6 +118,10 @@ CASES = [
      "the kernel's offsets are int32: add() refuses 2**31 elements or more before the launch (you need not change it).",
      "内核的偏移量是 int32：add() 在启动前拒绝 2**31 个及以上的元素（这部分不用改）。",
      lambda: refuses(ValueError, lambda: add(*[torch.empty(2**31, device="meta")] * 3))),
+    ("a non-contiguous out is refused with ValueError", "不连续的 out 被拒绝并抛出 ValueError",
+     "the kernel writes element i at out_ptr + i: add() refuses an out whose elements are not one apart (you need not change it).",
+     "内核把第 i 个元素写到 out_ptr + i：add() 拒绝元素在内存中不相邻的 out（这部分不用改）。",
+     lambda: refuses(ValueError, lambda: add(torch.ones(4, device=DEVICE), torch.ones(4, device=DEVICE), torch.zeros(8, device=DEVICE)[::2]))),
 ]
 # fmt: on
 

@@ -55,7 +55,9 @@ def scale(x: torch.Tensor, factor: float, out: torch.Tensor) -> None:
     if x.dtype not in DTYPES or out.dtype != x.dtype or out.shape != x.shape:
         raise TypeError(f"scale() takes x and out of one shape and one of {DTYPES}")
     if x.numel() >= 2**31:  # pid * BLOCK_SIZE and the offsets are int32 in the kernel
-        raise ValueError(f"{x.numel()} elements overflow the kernel's int32 offsets")
+        raise ValueError(f"{x.numel()} elements: scale() takes at most 2**31 - 1 (int32 offsets)")
+    if not out.is_contiguous():  # the kernel writes element i at out_ptr + i
+        raise ValueError("out must be contiguous: the kernel writes element i at out_ptr + i")
     x = x.contiguous()
     n = x.numel()
     scale_kernel[(triton.cdiv(n, BLOCK_SIZE),)](x, out, n, factor, BLOCK_SIZE=BLOCK_SIZE)
@@ -118,6 +120,10 @@ CASES = [
      "the kernel's offsets are int32: scale() refuses 2**31 elements or more before the launch (you need not change it).",
      "内核的偏移量是 int32：scale() 在启动前拒绝 2**31 个及以上的元素（这部分不用改）。",
      lambda: refuses(ValueError, lambda: scale(torch.empty(2**31, device="meta"), 3.0, torch.empty(2**31, device="meta")))),
+    ("a non-contiguous out is refused with ValueError", "不连续的 out 被拒绝并抛出 ValueError",
+     "the kernel writes element i at out_ptr + i: scale() refuses an out whose elements are not one apart (you need not change it).",
+     "内核把第 i 个元素写到 out_ptr + i：scale() 拒绝元素在内存中不相邻的 out（这部分不用改）。",
+     lambda: refuses(ValueError, lambda: scale(torch.ones(4, device=DEVICE), 3.0, torch.zeros(8, device=DEVICE)[::2]))),
 ]
 # fmt: on
 

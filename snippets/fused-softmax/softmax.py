@@ -31,8 +31,8 @@ from torch.library import triton_op, wrap_triton
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 MAX_ONE_BLOCK = {2: 32768, 4: 32768, 8: 16384}  # element size -> the longest row in one block
-# The looped kernels' (BLOCK, num_warps) by pass and element size, from a sweep on an H200;
-# any other pair takes LOOP_PLAN_DEFAULT.
+# The looped kernels' (BLOCK, num_warps) by pass and element size, from a one-off sweep on an
+# H200 (not recorded); any other pair takes LOOP_PLAN_DEFAULT.
 LOOP_PLAN = {("forward", 2): (16384, 16), ("backward", 2): (32768, 32)}
 LOOP_PLAN_DEFAULT = (8192, 16)
 
