@@ -31,10 +31,14 @@ from torch.library import triton_op, wrap_triton
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 MAX_ONE_BLOCK = {2: 32768, 4: 32768, 8: 16384}  # element size -> the longest row in one block
-# The looped kernels' (BLOCK, num_warps) by pass and element size, from a one-off sweep on an
+# The looped kernels' (BLOCK, num_warps) by pass and element size, from one-off sweeps on an
 # H200 (not recorded); any other pair takes LOOP_PLAN_DEFAULT.
-LOOP_PLAN = {("forward", 2): (16384, 16), ("backward", 2): (32768, 32)}
+LOOP_PLAN = {
+    ("forward", 2): (16384, 16), ("backward", 2): (32768, 32),
+    ("forward", 4): (32768, 32), ("backward", 4): (16384, 16),
+}
 LOOP_PLAN_DEFAULT = (8192, 16)
+BACK_TO_FRONT = {4}  # element sizes whose looped backward reads its second pass from the end
 
 
 # --8<-- [start:one-block]
@@ -91,7 +95,7 @@ def softmax_online_kernel(x_ptr, y_ptr, N, stride_x, stride_y, BLOCK: tl.constex
 @triton.jit
 def softmax_bwd_kernel(
     dy_ptr, y_ptr, dx_ptr, N, stride_dy, stride_y, stride_dx, BLOCK: tl.constexpr,
-    ONE_BLOCK: tl.constexpr,
+    ONE_BLOCK: tl.constexpr, BACK_TO_FRONT: tl.constexpr,
 ):  # fmt: skip
     row = tl.program_id(0).to(tl.int64)
     dy_row, y_row = dy_ptr + row * stride_dy, y_ptr + row * stride_y
@@ -111,13 +115,24 @@ def softmax_bwd_kernel(
             y = tl.load(y_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_last")
             dot += dy.to(acc_dtype) * y.to(acc_dtype)
         total = tl.sum(dot, axis=0)
-        for start in range(0, N, BLOCK):
-            mask = start + cols < N
-            dy = tl.load(dy_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
-            y = tl.load(y_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
-            dx = y.to(acc_dtype) * (dy.to(acc_dtype) - total)
-            tl.store(dx_ptr + row * stride_dx + start + cols, dx.to(dx_ptr.dtype.element_ty),
-                     mask=mask)  # fmt: skip
+        dx_row = dx_ptr + row * stride_dx
+        if BACK_TO_FRONT:  # the blocks read last, likeliest still in L2, first
+            n_blocks = tl.cdiv(N, BLOCK)
+            for i in range(0, n_blocks):
+                _bwd_block(dy_row, y_row, dx_row, (n_blocks - 1 - i) * BLOCK, cols, N, total)
+        else:
+            for start in range(0, N, BLOCK):
+                _bwd_block(dy_row, y_row, dx_row, start, cols, N, total)
+
+
+@triton.jit
+def _bwd_block(dy_row, y_row, dx_row, start, cols, N, total):
+    """dx = y * (dy - total) for one block of a row, in total's dtype."""
+    mask = start + cols < N
+    dy = tl.load(dy_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
+    y = tl.load(y_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
+    dx = y.to(total.dtype) * (dy.to(total.dtype) - total)
+    tl.store(dx_row + start + cols, dx.to(dx_row.dtype.element_ty), mask=mask)
 
 
 # --8<-- [end:backward]
@@ -178,6 +193,7 @@ def softmax_backward_launch(dy: torch.Tensor, y: torch.Tensor, raw: bool = False
     (softmax_bwd_kernel if raw else wrap_triton(softmax_bwd_kernel))[(y2.shape[0],)](
         dy2, y2, dx2, y2.shape[1], dy2.stride(0), y2.stride(0), dx2.stride(0),
         BLOCK=block, ONE_BLOCK=one_block, num_warps=warps,
+        BACK_TO_FRONT=not one_block and y.element_size() in BACK_TO_FRONT,
     )  # fmt: skip
     return dx
 
