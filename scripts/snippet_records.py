@@ -309,6 +309,9 @@ class SnippetNeeds:
     also_needs: dict[str, str] = field(default_factory=dict)
     # an exercise's starter: "en"/"zh" -> the message it prints when it fails, as it must
     exercise_message: dict[str, str] = field(default_factory=dict)
+    # why the test suite must run it in a fresh process, not forked from a server that has
+    # imported torch and triton (what scripts/fork_server.py's static rule does not see)
+    fresh_process: str | None = None
 
     @property
     def is_starter(self) -> bool:
@@ -435,7 +438,10 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
     table = meta.get("tool", {}).get("snippet")
     if not isinstance(table, dict):
         raise SnippetContractError(f"{rel}: metadata block has no [tool.snippet] table")
-    known = {"gpu", "cpu", "timeout", "files", "also-needs", "also-needs-zh", "exercise"}
+    known = {
+        "gpu", "cpu", "timeout", "files", "also-needs", "also-needs-zh", "exercise",
+        "fresh-process",
+    }  # fmt: skip
     unknown = set(table) - known
     if unknown:
         raise SnippetContractError(f"{rel}: unknown [tool.snippet] keys {sorted(unknown)}")
@@ -482,6 +488,11 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
                 f'{rel}: exercise = {{ expect = "fail", message = "...", message-zh = "..." }}: '
                 "a starter declares that it fails, and the message it fails with in each language"
             )
+    fresh = table.get("fresh-process")
+    if fresh is not None and not (isinstance(fresh, str) and fresh.strip()):
+        raise SnippetContractError(
+            f'{rel}: fresh-process = "reason": why the tests must not fork its CPU run'
+        )
     deps = meta.get("dependencies", [])
     if not isinstance(deps, list) or not all(
         isinstance(d, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", d) for d in deps
@@ -504,6 +515,7 @@ def parse_snippet_needs(text: str, rel: str) -> SnippetNeeds:
         exercise_message=(
             {"en": exercise["message"], "zh": exercise["message-zh"]} if exercise else {}
         ),
+        fresh_process=fresh,
     )
 
 

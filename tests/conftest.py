@@ -16,6 +16,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+import fork_server
 import page_source
 import pytest
 import snippet_copies as copies
@@ -86,6 +87,87 @@ def run_counting_cpu(
     done.wall_seconds = time.perf_counter() - start
     done.cpu_seconds = usage.ru_utime + usage.ru_stime
     return done
+
+
+class ForkServer:
+    """A `scripts/fork_server.py` process of one lock's Python: torch and triton imported once,
+    each run a child forked from it. ``run`` gives what run_counting_cpu gives for
+    ``[python, path]``: a CompletedProcess with ``wall_seconds`` and ``cpu_seconds`` (the
+    child's and its reaped children's, from wait4), TimeoutExpired past ``timeout`` (the
+    server kills the child's process group). ``cpu_seconds`` is what its own start and imports
+    cost, counted once."""
+
+    def __init__(self, python: str, env: dict) -> None:
+        self.python = python
+        self.proc = subprocess.Popen(
+            [python, str(REPO / "scripts" / "fork_server.py")],
+            cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        ready = self.proc.stdout.readline()
+        if not ready:
+            raise RuntimeError(f"{python} scripts/fork_server.py exited {self.proc.wait()}")
+        self.cpu_seconds = json.loads(ready)["cpu_seconds"]
+
+    def run(
+        self, path: str, cwd: Path, env: dict, timeout: float | None = None
+    ) -> subprocess.CompletedProcess:
+        command = [self.python, path]
+        with tempfile.TemporaryDirectory(prefix="fork-run-") as folder:
+            out, err = Path(folder) / "stdout", Path(folder) / "stderr"
+            request = {"path": path, "cwd": str(cwd), "env": env, "timeout": timeout,
+                       "stdout": str(out), "stderr": str(err)}  # fmt: skip
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the fork server of {self.python} died: {self.proc.wait()}")
+            answer = json.loads(line)
+            with open(out) as o, open(err) as e:  # the locale's encoding, as run_counting_cpu
+                done = subprocess.CompletedProcess(
+                    command, answer["returncode"], o.read(), e.read()
+                )
+        if answer["timed_out"]:
+            raise subprocess.TimeoutExpired(command, timeout, done.stdout)
+        done.wall_seconds = answer["wall_seconds"]
+        done.cpu_seconds = answer["cpu_seconds"]
+        done.forked = True
+        return done
+
+    def close(self) -> None:
+        self.proc.stdin.close()  # the server ends at the end of its input
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+
+def cpu_run_env() -> dict[str, str]:
+    """The environment every CPU run of a snippet starts from, and a fork server's: this one,
+    no GPU, a fixed hash seed, no TRITON_INTERPRET (a run that wants it adds it)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
+    env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
+    return env
+
+
+def fork_server_env(interpreted: bool) -> dict[str, str]:
+    """A fork server's environment: the runs' (cpu_run_env), with the TRITON_INTERPRET of the
+    runs it serves, which triton.language reads when imported (scripts/fork_server.py)."""
+    env = cpu_run_env()
+    if interpreted:
+        env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+def may_fork(path: str) -> bool:
+    """Whether the suite may run ``path`` (a plain ``[python, path]`` run) in a child forked
+    from a fork server: neither the static rule (fork_server.fresh_process_reason) nor the
+    header (``fresh-process = "reason"``) asks for a fresh process."""
+    if records.read_snippet_needs(path).fresh_process:
+        return False
+    return fork_server.fresh_process_reason((REPO / path).read_text(encoding="utf-8")) is None
 
 
 def build_site(
@@ -272,8 +354,7 @@ def run_batch(
 ) -> tuple[subprocess.CompletedProcess, dict[tuple[str, str], subprocess.CompletedProcess]]:
     """Run ``members`` (path, language) in one process of the lock's Python: the process, and
     per run what a process of its own would have given (exit code, stdout, stderr, seconds)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
-    env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
+    env = cpu_run_env()
     if interpreted:
         env["TRITON_INTERPRET"] = "1"
     runs = [path if language == "en" else f"{path}:{language}" for path, language in members]
@@ -299,11 +380,43 @@ class CpuRuns:
     The runs start in the background as soon as the session has collected a test that needs
     them, as many at a time as the machine has cores, longest first (from the CPU records), so
     they overlap the builds and the browser tests instead of adding to them.
+
+    A plain run (``[python, path]``, from the repository) of a file that ``may_fork`` runs in a
+    child forked from a ForkServer of the lock's Python, one server per pool thread, lock and
+    TRITON_INTERPRET (interpreted files or not), started at its first such run and ended with
+    the session (``close``): it skips the ~3 CPU s of importing torch and triton a process.
+    Downloads (copy_run), the exercise batches and the mutation runs start processes as
+    before. tests/test_fork_server.py checks the server; scripts/compare_fork_runs.py that each
+    forked file gives the exit status and printed lines a fresh process gives.
     """
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
         self._runs: dict[tuple[str, str], Future] = {}
+        # (thread, lock id, interpreted) -> server
+        self._servers: dict[tuple[int, str, bool], ForkServer] = {}
+        self._servers_lock = threading.Lock()
+
+    def _server(self, lock: records.Lock, env: dict) -> ForkServer:
+        """This pool thread's fork server of ``lock`` for a run with ``env``'s TRITON_INTERPRET,
+        started at its first such run."""
+        interpreted = env.get("TRITON_INTERPRET") == "1"
+        key = (threading.get_ident(), lock.id, interpreted)
+        with self._servers_lock:
+            server = self._servers.get(key)
+        if server is None:
+            server = ForkServer(lock_python(lock), fork_server_env(interpreted))
+            with self._servers_lock:
+                self._servers[key] = server
+        return server
+
+    def close(self) -> None:
+        """End the fork servers (the session's end)."""
+        with self._servers_lock:
+            servers, self._servers = list(self._servers.values()), {}
+        for server in servers:
+            server.close()
+        self._closed_servers = getattr(self, "_closed_servers", []) + servers
 
     def _submit(self, lock: records.Lock, path: str, language: str = "en") -> Future:
         key = (lock.id, path) if language == "en" else (lock.id, path, language)
@@ -338,13 +451,12 @@ class CpuRuns:
         """An exercise file's run as the page in ``language`` offers it (its LANGUAGE line)."""
         return self._submit(lock, path, language).result()
 
-    @staticmethod
-    def _run(lock: records.Lock, path: str) -> subprocess.CompletedProcess:
+    def _run(self, lock: records.Lock, path: str) -> subprocess.CompletedProcess:
         """A file that reads files beside it runs from its download, as its page says
-        (copy_run); any other from the repository."""
+        (copy_run); any other from the repository, forked from this thread's fork server
+        when it may (may_fork), else in a process of its own."""
         needs = records.read_snippet_needs(path)
-        env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
-        env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
+        env = cpu_run_env()
         if needs.gpu_timing:  # two at a time beside the browser: no time here means anything,
             env[records.REPEATS_ENV] = "1"  # and none is kept, so each is measured once
         timeout = needs.timeout_s * CPU_RUN_TIMEOUT_FACTOR
@@ -352,6 +464,8 @@ class CpuRuns:
             return copy_run(lock, path, env, timeout)
         if needs.cpu_interpreter:
             env["TRITON_INTERPRET"] = "1"
+        if may_fork(path):
+            return self._server(lock, env).run(path, REPO, env, timeout)
         return run_counting_cpu([lock_python(lock), path], REPO, env, timeout)
 
     def start_all(self, wanted: set[tuple[str, str]] | None = None) -> None:
@@ -392,11 +506,16 @@ class CpuRuns:
         if not done:
             return []
         done.sort(key=lambda d: -d[1].cpu_seconds)
-        cpu = sum(r.cpu_seconds for _, r in done)
+        servers = list(self._servers.values()) + getattr(self, "_closed_servers", [])
+        imports = sum(s.cpu_seconds for s in servers)
+        forked = sum(1 for _, r in done if getattr(r, "forked", False))
+        cpu = sum(r.cpu_seconds for _, r in done) + imports
         wall = sum(r.wall_seconds for _, r in done)
         lines = [
             f"{len(done)} CPU snippet runs: {cpu:.0f} CPU seconds, {wall:.0f} s summed "
-            f"({os.cpu_count()} cores); the costliest:"
+            f"({os.cpu_count()} cores); {forked} of them forked from {len(servers)} fork "
+            f"servers, whose own start and imports ({imports:.0f} CPU s) the total counts; "
+            "the costliest:"
         ]
         lines += [
             f"  {r.cpu_seconds:6.1f} CPU s {r.wall_seconds:6.1f} s  {path} ({lock_id})"
@@ -434,6 +553,10 @@ def start_cpu_runs(items) -> None:
         wanted.add((params["lock"].id, params["path"]))
     if wanted:
         CPU_RUNS.start_all(wanted)
+
+
+def pytest_sessionfinish(session):
+    CPU_RUNS.close()
 
 
 def pytest_terminal_summary(terminalreporter):

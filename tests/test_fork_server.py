@@ -1,0 +1,217 @@
+"""The fork server that runs most snippets of the suite (scripts/fork_server.py, through
+conftest.ForkServer): a forked run is a fresh one, a timeout kills what the run started, the exit
+status is CPython's, and a file that the rule or its header keeps fresh is not forked. That each
+forked snippet prints what a fresh process does: scripts/compare_fork_runs.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import conftest
+import fork_server
+import pytest
+import snippet_records as records
+from conftest import CURRENT, REPO, ForkServer, cpu_run_env, fork_server_env, run_counting_cpu
+
+
+@pytest.fixture(scope="module")
+def server():
+    one = ForkServer(sys.executable, fork_server_env(interpreted=False))
+    yield one
+    one.close()
+
+
+def both(server: ForkServer, path: Path, env: dict | None = None, timeout: float = 60):
+    """The file run fresh (as run_counting_cpu runs ``[python, path]``) and forked."""
+    env = env or cpu_run_env()
+    fresh = run_counting_cpu([sys.executable, str(path)], REPO, env, timeout)
+    forked = server.run(str(path), REPO, env, timeout)
+    return fresh, forked
+
+
+SMALL = """\
+import os, sys
+print("argv", sys.argv, "file", __file__, "path0", sys.path[0], "cwd", os.getcwd())
+print("name", __name__, "interpret", os.environ.get("TRITON_INTERPRET"))
+print("only here", os.environ.get("ONLY_HERE"))
+print("stdin", repr(sys.stdin.read()), "hash", hash("seed"))
+import triton
+
+@triton.jit
+def kernel(x):
+    pass
+
+print("decorated as", type(kernel).__name__)
+print("to stderr", file=sys.stderr)
+import atexit
+atexit.register(lambda: print("at exit"))
+"""
+
+
+@pytest.mark.parametrize("interpret", [None, "1"])
+def test_a_forked_run_prints_what_a_fresh_process_prints(tmp_path, server, interpret):
+    path = tmp_path / "small.py"
+    path.write_text(SMALL)
+    env = {**cpu_run_env(), "ONLY_HERE": "yes"}
+    if interpret:
+        env["TRITON_INTERPRET"] = interpret
+    fresh, forked = both(server, path, env)
+    assert fresh.returncode == 0, fresh.stderr
+    assert (forked.returncode, forked.stdout, forked.stderr) == (
+        fresh.returncode, fresh.stdout, fresh.stderr
+    )  # fmt: skip
+    assert "at exit" in forked.stdout and "yes" in forked.stdout
+    assert ("InterpretedFunction" in forked.stdout) == bool(interpret)
+    assert forked.forked and forked.cpu_seconds < fresh.cpu_seconds + 1
+    assert forked.wall_seconds > 0
+
+
+@pytest.mark.parametrize(
+    "body, status, stderr",
+    [
+        ("pass", 0, ""),
+        ("import sys; sys.exit()", 0, ""),
+        ("import sys; sys.exit(3)", 3, ""),
+        ("import sys; sys.exit(256 + 7)", 7, ""),
+        ("import sys; sys.exit(-1)", 255, ""),
+        ("import sys; sys.exit(True)", 1, ""),
+        ("import sys; sys.exit('not solved yet')", 1, "not solved yet\n"),
+        ("raise ValueError('wrong')", 1, "ValueError: wrong\n"),
+        ("raise KeyboardInterrupt", -2, "KeyboardInterrupt\n"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGTERM)", -15, ""),
+        ("import os; os._exit(4)", 4, ""),
+    ],
+)
+def test_the_exit_status_is_what_python_gives(tmp_path, server, body, status, stderr):
+    path = tmp_path / "exits.py"
+    path.write_text(body + "\n")
+    fresh, forked = both(server, path)
+    assert fresh.returncode == status and forked.returncode == status
+    assert forked.stderr.endswith(stderr) and fresh.stderr.endswith(stderr)
+    if "Traceback" in fresh.stderr:  # the same traceback, less the server's runpy frames
+        assert forked.stderr.splitlines()[-1] == fresh.stderr.splitlines()[-1]
+
+
+def test_a_timeout_kills_the_run_and_what_it_started(tmp_path, server):
+    path = tmp_path / "hangs.py"
+    pid_file = tmp_path / "pid"
+    path.write_text(
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen(['sleep', '300'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "print('started', flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    start = time.perf_counter()
+    with pytest.raises(subprocess.TimeoutExpired) as raised:
+        server.run(str(path), REPO, cpu_run_env(), timeout=3)
+    assert time.perf_counter() - start < 30
+    assert raised.value.output == "started\n"
+    grandchild = int(pid_file.read_text())
+    for _ in range(100):  # killed with the group; reaped by whoever adopted it
+        stat = Path(f"/proc/{grandchild}/stat")
+        if not stat.exists() or stat.read_text().split()[2] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(grandchild, 9)
+        pytest.fail(f"the sleep the run started (pid {grandchild}) outlived the timeout")
+    path.write_text("print('next')\n")
+    done = server.run(str(path), REPO, cpu_run_env())
+    assert done.stdout == "next\n", "the server serves the next run after a timeout"
+
+
+@pytest.mark.parametrize(
+    "code, fresh",
+    [
+        ("import torch\nprint(torch.ones(2))\n", False),
+        ('import os\nprint(os.environ.get("TRITON_INTERPRET"), os.environ["HOME"])\n', False),
+        ('"""Set os.environ["TORCH_LOGS"] = "+dynamo"."""\n# os.environ["X"] = "1"\n', False),
+        ('import os\nos.environ["TRITON_INTERPRET"] = "1"\n', True),
+        ('import os\nos.environ.setdefault("TORCH_LOGS", "graph")\n', True),
+        ('import os\nos.environ.pop("CC", None)\n', True),
+        ('import os\ndel os.environ["CC"]\n', True),
+        ('import os\nos.putenv("A", "1")\n', True),
+        ('import os\nprint(os.environ.get("TORCHINDUCTOR_CACHE_DIR"))\n', True),
+        ('env = {"TRITON_CACHE_DIR": "/tmp/x"}\n', True),
+        ('import sys\nprint("torch" in sys.modules)\n', True),
+        ("import resource\n", True),
+        ("from multiprocessing import Pool\n", True),
+        ("import torch\ntorch.cuda.init()\n", True),
+        ('import subprocess\nsubprocess.run(["python", "-X", "importtime", "-c", ""])\n', True),
+    ],
+)
+def test_the_rule_keeps_a_file_that_forking_could_change_in_a_fresh_process(code, fresh):
+    reason = fork_server.fresh_process_reason(code)
+    assert (reason is not None) == fresh, reason
+
+
+HEADER = """\
+# /// script
+# requires-python = ">=3.10"
+# dependencies = ["torch"]
+#
+# [tool.snippet]
+# gpu = { min-cc = "8.0" }
+# cpu = { interpreter = false }
+# fresh-process = "it reads how long its own imports took"
+# ///
+"""
+
+
+def test_the_header_keeps_a_file_the_rule_misses_in_a_fresh_process(monkeypatch):
+    needs = records.parse_snippet_needs(HEADER, "snippets/x/y.py")
+    assert needs.fresh_process == "it reads how long its own imports took"
+    with pytest.raises(records.SnippetContractError, match="fresh-process"):
+        records.parse_snippet_needs(HEADER.replace('"it reads how long its own imports took"',
+                                                   "true"), "snippets/x/y.py")  # fmt: skip
+    path = "snippets/block-programming/vector_add.py"
+    assert conftest.may_fork(path)
+    monkeypatch.setattr(records, "read_snippet_needs", lambda p: needs)
+    assert not conftest.may_fork(path)
+
+
+class Recorder:
+    """Stands in for run_counting_cpu and ForkServer: which way did CpuRuns._run go?"""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, dict]] = []
+
+    def fresh(self, command, cwd, env, timeout=None):
+        self.calls.append(("fresh", command[-1], env))
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    def server(self, python, env):
+        recorder = self
+
+        class Server:
+            def run(self, path, cwd, run_env, timeout=None):
+                recorder.calls.append(("forked", path, env))
+                return subprocess.CompletedProcess([python, path], 0, "", "")
+
+        return Server()
+
+
+@pytest.mark.parametrize(
+    "path, way",
+    [
+        ("snippets/block-programming/vector_add.py", "forked"),  # interpreted
+        ("snippets/debugging/claim_debug_build.py", "fresh"),  # sets os.environ
+        ("snippets/choosing-a-route/first_call_times.py", "fresh"),  # names TORCHINDUCTOR_*
+    ],
+)
+def test_cpu_runs_fork_only_what_may_fork(monkeypatch, path, way):
+    needs = records.read_snippet_needs(path)
+    assert needs.runs_on_cpu and conftest.exercise_batch(path) is None
+    recorder = Recorder()
+    monkeypatch.setattr(conftest, "run_counting_cpu", recorder.fresh)
+    monkeypatch.setattr(conftest, "ForkServer", recorder.server)
+    conftest.CpuRuns()._run(CURRENT, path)
+    ((how, ran, env),) = recorder.calls
+    assert (how, ran) == (way, path)
+    if how == "forked":  # the server's environment has the run's TRITON_INTERPRET
+        assert (env.get("TRITON_INTERPRET") == "1") == needs.cpu_interpreter
