@@ -34,8 +34,10 @@ MAX_ONE_BLOCK = {2: 32768, 4: 32768, 8: 16384}  # element size -> the longest ro
 # The looped kernels' (BLOCK, num_warps) by pass and element size, from one-off sweeps on an
 # H200 (not recorded); any other pair takes LOOP_PLAN_DEFAULT.
 LOOP_PLAN = {
-    ("forward", 2): (16384, 16), ("backward", 2): (32768, 32),
-    ("forward", 4): (32768, 32), ("backward", 4): (16384, 16),
+    ("forward", 2): (16384, 16),
+    ("backward", 2): (32768, 32),
+    ("forward", 4): (32768, 32),
+    ("backward", 4): (16384, 16),
 }
 LOOP_PLAN_DEFAULT = (8192, 16)
 BACK_TO_FRONT = {4}  # element sizes whose looped backward reads its second pass from the end
