@@ -10,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 from html.parser import HTMLParser
@@ -22,6 +23,8 @@ import site_hooks
 import snippet_copies as copies
 import snippet_records as records
 from conftest import (
+    BACKGROUND_STARTS,
+    CPU_RUNS,
     CURRENT,
     LANGUAGES,
     LOCKS,
@@ -35,6 +38,7 @@ from conftest import (
     page_source_of,
     page_url,
     quiet_env,
+    run_counting_cpu,
 )
 
 PAGES = markdown_pages("en")
@@ -923,39 +927,59 @@ def test_pending_snippet_builds_and_says_so_with_its_figures(project_copy, tmp_p
         assert stale in parsed.cards[figure["card"]]
 
 
-@pytest.mark.slow
-def test_pending_path_passes_ci_as_the_readme_says(project_copy):
-    """README: edit a GPU snippet, list it under [pending], re-execute the notebooks: CI passes."""
+def pending_path_run() -> subprocess.CompletedProcess:
+    """README: edit a GPU snippet, list it under [pending], re-execute the notebooks: CI passes.
+    In a copy of the project (a git clone, as CI has): the copy's own tests of the locks, of the
+    notebooks the re-execution changed (the others are byte for byte the ones this session's
+    tests/test_notebooks.py checks) and of the badges, as a process; its result."""
+    with tempfile.TemporaryDirectory(prefix="pending-path-") as folder:
+        project = copy_project(Path(folder) / "project")
+        path = "snippets/block-programming/constexpr_recompile.py"
+        snippet = project / path
+        snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
+        add_pending(project, path)
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+        executed = run_counting_cpu(
+            [sys.executable, "scripts/execute_notebooks.py"], project, quiet_env(), 600
+        )
+        assert executed.returncode == 0, executed.stdout[-2000:] + executed.stderr[-2000:]
+        changed = subprocess.run(
+            ["git", "diff", "--name-only", "--", "docs"],
+            cwd=project, capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        assert changed and all(p.endswith(".ipynb") for p in changed), changed
+        notebooks = [
+            "tests/test_notebooks.py::test_notebook_runs_and_its_saved_outputs_are_current["
+            + str(Path(p).relative_to("docs"))
+            + "]"
+            for p in changed
+        ]
+        proc = run_counting_cpu(
+            [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+             "tests/test_locks.py", *notebooks,
+             "tests/test_notebooks.py::test_languages_share_the_notebook_code",
+             "tests/test_site.py::test_every_badge_shows_each_platforms_state_from_the_records"],
+            project, quiet_env(), 900,
+        )  # fmt: skip
+    proc.cpu_seconds += executed.cpu_seconds
+    proc.wall_seconds += executed.wall_seconds
+    return proc
 
-    path = "snippets/block-programming/constexpr_recompile.py"
-    snippet = project_copy / path
-    snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
-    add_pending(project_copy, path)
-    subprocess.run(["git", "init", "-q"], cwd=project_copy, check=True)  # a clone, as CI has
-    subprocess.run(["git", "add", "-A"], cwd=project_copy, check=True)
-    subprocess.run(
-        [sys.executable, "scripts/execute_notebooks.py"], cwd=project_copy, check=True, timeout=600
-    )
-    # The notebooks the re-execution changed are checked here; the others are byte for byte the
-    # ones this session's own tests/test_notebooks.py checks (not re-executed a second time).
-    changed = subprocess.run(
-        ["git", "diff", "--name-only", "--", "docs"],
-        cwd=project_copy, capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
-    assert changed and all(p.endswith(".ipynb") for p in changed), changed
-    notebooks = [
-        "tests/test_notebooks.py::test_notebook_runs_and_its_saved_outputs_are_current["
-        + str(Path(p).relative_to("docs"))
-        + "]"
-        for p in changed
-    ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-         "tests/test_locks.py", *notebooks,
-         "tests/test_notebooks.py::test_languages_share_the_notebook_code",
-         "tests/test_site.py::test_every_badge_shows_each_platforms_state_from_the_records"],
-        cwd=project_copy, capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+
+def start_pending_path(cpu_runs, items) -> None:
+    """Queue the pending path in the CPU runs' pool (conftest.BACKGROUND_STARTS): it runs there
+    once the snippet runs are done, beside the browser tests, rather than after them."""
+    if any(item.name == "test_pending_path_passes_ci_as_the_readme_says" for item in items):
+        cpu_runs.submit(("pending path", "README.md"), pending_path_run)
+
+
+BACKGROUND_STARTS.append(start_pending_path)
+
+
+@pytest.mark.slow
+def test_pending_path_passes_ci_as_the_readme_says():
+    proc = CPU_RUNS.submit(("pending path", "README.md"), pending_path_run).result()
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
