@@ -20,7 +20,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import threading
 import urllib.request
 import xml.etree.ElementTree as ET
@@ -31,17 +30,7 @@ import pytest
 import site_hooks
 import snippet_copies as copies
 import snippet_records as records
-from conftest import (
-    BACKGROUND_STARTS,
-    CPU_RUNS,
-    CURRENT,
-    LOCKS,
-    REPO,
-    doc_pages,
-    lock_python,
-    page_url,
-    run_counting_cpu,
-)
+from conftest import CURRENT, LOCKS, REPO, doc_pages, lock_python, page_url
 
 pytestmark = pytest.mark.browser
 
@@ -299,57 +288,27 @@ def copy_complete_file(page, url: str, name: str) -> str:
     return page.evaluate("navigator.clipboard.readText()")
 
 
-COPIED = "snippets/block-programming/vector_add.py"
-
-
-def copied_file_runs(lock: records.Lock) -> subprocess.CompletedProcess:
-    """The complete file the page offers for ``lock`` (site_hooks.runnable_file, which the test
-    checks is what the copy button copies), run on a CPU in the lock's environment and with
-    `uv run`, which installs exactly its pins; each command's output, the first failing one's
-    or the last's, with the CPU seconds of both."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
-    cpu = wall = 0.0
-    with tempfile.TemporaryDirectory(prefix="copied-") as folder:
-        script = Path(folder) / Path(COPIED).name
-        script.write_text(site_hooks.runnable_file(COPIED, lock), encoding="utf-8")
-        for command in (
-            [lock_python(lock), str(script)],
-            [str(UV), "run", "--no-project", "--quiet", str(script)],
-        ):
-            proc = run_counting_cpu(command, Path(folder), env, 600)
-            cpu, wall = cpu + proc.cpu_seconds, wall + proc.wall_seconds
-            proc.command = command
-            if proc.returncode != 0:
-                break
-    proc.cpu_seconds, proc.wall_seconds = cpu, wall
-    return proc
-
-
-def start_copied_file_runs(cpu_runs, items) -> None:
-    """Queue the copied file's runs in the CPU runs' pool (conftest.BACKGROUND_STARTS), so that
-    they run beside the other browser tests instead of between them."""
-    for item in items:
-        if item.name.startswith("test_copied_complete_file_runs_as_is"):
-            lock = item.callspec.params["lock"]
-            cpu_runs.submit(("copied file", lock.id), copied_file_runs, lock)
-
-
-BACKGROUND_STARTS.append(start_copied_file_runs)
-
-
 @pytest.mark.parametrize("lock", LOCKS, ids=lambda lock: lock.id)
-def test_copied_complete_file_runs_as_is_in_its_locks_environment(page, server, lock):
+def test_copied_complete_file_runs_as_is_in_its_locks_environment(page, server, lock, tmp_path):
     """Copy a whole file with the page's copy button, as a reader would: only its PEP 723 block
     differs from the recorded file (the lock's pins), and it runs on a CPU, both in the lock's
     environment and with `uv run`, which installs exactly those pins."""
+    path = "snippets/block-programming/vector_add.py"
     copied = copy_complete_file(page, server + lock.mike_version + "/" + CHAPTER, "vector_add.py")
-    assert copied.strip() == site_hooks.runnable_file(COPIED, lock).strip()
-    pins = ", ".join(f'"{p}"' for p in lock.pins(records.read_snippet_needs(COPIED).dependencies))
+    assert copied.strip() == site_hooks.runnable_file(path, lock).strip()
+    pins = ", ".join(f'"{p}"' for p in lock.pins(records.read_snippet_needs(path).dependencies))
     assert f"# dependencies = [{pins}]" in copied
     assert f'# requires-python = "{lock.python}"' in copied
-    proc = CPU_RUNS.submit(("copied file", lock.id), copied_file_runs, lock).result()
-    assert proc.returncode == 0, f"{proc.command}:\n{proc.stdout}\n{proc.stderr}"
-    assert "vector_add: all checks passed" in proc.stdout
+    script = tmp_path / "vector_add.py"
+    script.write_text(copied, encoding="utf-8")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""}
+    for command in (
+        [lock_python(lock), str(script)],
+        [str(UV), "run", "--no-project", "--quiet", str(script)],
+    ):
+        proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"{command}:\n{proc.stdout}\n{proc.stderr}"
+        assert "vector_add: all checks passed" in proc.stdout
 
 
 ARCHIVED = [path for path in records.list_snippets() if copies.has_archive(path)]
