@@ -396,6 +396,7 @@ class CpuRuns:
         # (thread, lock id, interpreted) -> server
         self._servers: dict[tuple[int, str, bool], ForkServer] = {}
         self._servers_lock = threading.Lock()
+        self._closed_servers: list[ForkServer] = []  # still counted in the summary
 
     def _server(self, lock: records.Lock, env: dict) -> ForkServer:
         """This pool thread's fork server of ``lock`` for a run with ``env``'s TRITON_INTERPRET,
@@ -416,7 +417,7 @@ class CpuRuns:
             servers, self._servers = list(self._servers.values()), {}
         for server in servers:
             server.close()
-        self._closed_servers = getattr(self, "_closed_servers", []) + servers
+        self._closed_servers += servers
 
     def _submit(self, lock: records.Lock, path: str, language: str = "en") -> Future:
         key = (lock.id, path) if language == "en" else (lock.id, path, language)
@@ -506,7 +507,7 @@ class CpuRuns:
         if not done:
             return []
         done.sort(key=lambda d: -d[1].cpu_seconds)
-        servers = list(self._servers.values()) + getattr(self, "_closed_servers", [])
+        servers = list(self._servers.values()) + self._closed_servers
         imports = sum(s.cpu_seconds for s in servers)
         forked = sum(1 for _, r in done if getattr(r, "forked", False))
         cpu = sum(r.cpu_seconds for _, r in done) + imports
