@@ -220,7 +220,9 @@ def parse_figures(output: str, min_repeats: int = MIN_REPEATS) -> dict:
 # what the time means (bytes moved -> GB/s, or FLOPs -> TFLOP/s), so a reader and a test can
 # recompute every ratio a page quotes.
 BENCHMARK_PREFIX = "benchmark: "
-BENCHMARK_IMPLS = ("triton", "triton_tma", "eager", "compile", "liger", "cublas", "copy")
+BENCHMARK_IMPLS = (
+    "triton", "triton_two_pass", "triton_tma", "eager", "compile", "liger", "cublas", "copy",
+)  # fmt: skip
 BENCHMARK_KEYS = {"impl", "pass", "shape", "dtype", "ms_median", "ms_p20", "ms_p80", "repeats"}
 BENCHMARK_RATES = {"gbps": ("bytes", 1e6), "tflops": ("flops", 1e9)}  # rate = amount/ms/scale
 

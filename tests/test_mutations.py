@@ -150,8 +150,8 @@ MUTATIONS: dict[str, Mutation] = {
         ASSERT,
     ),
     "snippets/cross-entropy/cross_entropy.py": Mutation(
-        "    lse = m + tl.log(s)\n",
-        "    lse = m + tl.log(s) + 1e-3\n",
+        "    lse = m + tl.log(s)\n    in_range",
+        "    lse = m + tl.log(s) + 1e-3\n    in_range",
         WRONG,
     ),
     "snippets/rmsnorm/rmsnorm.py": Mutation(

@@ -37,6 +37,7 @@ INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 if INTERPRETED:  # NumPy warns at log(0): a row of -inf, or an ignored row, has lse = -inf
     warnings.filterwarnings("ignore", "divide by zero encountered in log", RuntimeWarning)
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+ONE_BLOCK_MAX = 32768  # the longest row the one-pass kernel holds in registers
 REDUCTIONS = ("mean", "sum", "none")
 
 
@@ -101,6 +102,70 @@ def ce_bwd_kernel(
         dx = p - smoothing / V - tl.where(offs == target, 1.0 - smoothing, 0.0)
         dx = tl.where(valid, g * dx, 0.0)  # (10)!
         tl.store(dx_row + offs, dx.to(dx_ptr.dtype.element_ty), mask=offs < V)
+
+
+@triton.jit
+def ce_fwd_grad_kernel(
+    x_ptr, target_ptr, loss_ptr, dx_ptr, scale_ptr, bad_ptr, n_rows, V, stride_x, stride_dx,
+    ignore_index, smoothing, BLOCK: tl.constexpr, SMOOTH: tl.constexpr, ONE_BLOCK: tl.constexpr,
+):  # fmt: skip
+    acc = tl.float64 if x_ptr.dtype.element_ty == tl.float64 else tl.float32
+    smoothing = tl.full((), 0.0, acc) + smoothing
+    scale = tl.load(scale_ptr).to(acc)  # (11)!
+    cols = tl.arange(0, BLOCK)
+    for row in range(tl.program_id(0).to(tl.int64), n_rows, tl.num_programs(0)):  # (12)!
+        x_row, dx_row = x_ptr + row * stride_x, dx_ptr + row * stride_dx
+        target = tl.load(target_ptr + row)
+        valid = target != ignore_index
+        in_range = (target >= 0) & (target < V)
+        n_read = tl.where(valid, V, 0)
+        total = tl.full((), 0.0, acc)
+        if ONE_BLOCK:  # (13)!
+            x = tl.load(x_row + cols, mask=cols < n_read, other=float("-inf")).to(acc)
+            m = tl.max(x, axis=0)
+            m_safe = tl.where(m == float("-inf"), 0.0, m)
+            lse = m + tl.log(tl.sum(tl.exp(x - m_safe), axis=0))
+            if SMOOTH:
+                total = tl.sum(tl.where(cols < n_read, x, 0.0), axis=0)
+        else:
+            m = tl.full((), float("-inf"), acc)
+            s = tl.full((), 0.0, acc)
+            for start in range(0, n_read, BLOCK):
+                offs = start + cols
+                x = tl.load(x_row + offs, mask=offs < V, other=float("-inf")).to(acc)
+                m_new = tl.maximum(m, tl.max(x, axis=0))
+                m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
+                s = s * tl.exp(m - m_safe) + tl.sum(tl.exp(x - m_safe), axis=0)
+                m = m_new
+                if SMOOTH:
+                    total += tl.sum(tl.where(offs < V, x, 0.0), axis=0)
+            lse = m + tl.log(s)
+        x_t = tl.load(x_row + target, mask=valid & in_range, other=0.0).to(acc)
+        loss = lse - x_t
+        if SMOOTH:
+            loss = (1.0 - smoothing) * loss + smoothing * (lse - total / V)
+        tl.store(loss_ptr + row, tl.where(valid, tl.where(in_range, loss, float("nan")), 0.0))
+        tl.atomic_add(bad_ptr, (valid & ~in_range).to(tl.int32), sem="relaxed")
+        g = tl.where(in_range, scale, float("nan"))
+        lse = tl.where(valid, lse, 0.0)  # an ignored row's is -inf: its zeros need no NaN
+        for start in range(0, V, BLOCK):  # (14)!
+            offs = start + cols
+            if not ONE_BLOCK:
+                x = tl.load(x_row + offs, mask=offs < n_read, other=0.0).to(acc)
+            dx = tl.exp(x - lse) - smoothing / V - tl.where(offs == target, 1.0 - smoothing, 0.0)
+            dx = tl.where(valid, g * dx, 0.0)
+            tl.store(dx_row + offs, dx.to(dx_ptr.dtype.element_ty), mask=offs < V)
+
+
+@triton.jit
+def scale_grad_kernel(dx_ptr, g_ptr, n, BLOCK: tl.constexpr):
+    g = tl.load(g_ptr)
+    if g != 1.0:  # (15)!
+        step = tl.num_programs(0).to(tl.int64) * BLOCK
+        for start in range(tl.program_id(0).to(tl.int64) * BLOCK, n, step):
+            offs = start + tl.arange(0, BLOCK)
+            dx = tl.load(dx_ptr + offs, mask=offs < n, other=0.0)
+            tl.store(dx_ptr + offs, (dx * g).to(dx_ptr.dtype.element_ty), mask=offs < n)
 
 
 # --8<-- [end:kernels]
@@ -183,6 +248,63 @@ def ce_backward(dloss, logits, target, lse, ignore_index: int, smoothing: float,
         ignore_index, smoothing, BLOCK=block or plan_block, num_warps=warps,
     )  # fmt: skip
     return dx
+
+
+def one_pass_wins(V: int, element_size: int) -> bool:
+    """Where the gradient-in-forward kernel beat the two passes on an H200: 4-byte logits whose
+    row fits one block, read once and held in registers."""
+    return element_size == 4 and V <= ONE_BLOCK_MAX  # (4)!
+
+
+def fwd_grad_plan(V: int, element_size: int) -> tuple[int, int, int]:
+    """(block, warps, programs per SM; None: one a row) for the forward that also writes the
+    gradient."""
+    if V <= ONE_BLOCK_MAX:  # the whole row in registers: read once
+        block = triton.next_power_of_2(V)
+        warps = min(32, max(4, block // 1024))
+        return block, warps, 64 // warps
+    return 4096, 8, None  # (5)!
+
+
+def ce_forward_grad(logits, target, ignore_index: int, smoothing: float, reduction: str,
+                    out=None, raw=False, plan=None):  # fmt: skip
+    """The loss reduced by `reduction` ("mean" or "sum") and its gradient for an upstream
+    gradient of 1, in one pass over the logits."""
+    check_inputs(logits, target)
+    n, V = logits.shape
+    c = acc_dtype(logits.dtype)
+    rows_loss = torch.empty(n, dtype=c, device=logits.device)
+    dx = torch.empty((n, V), dtype=logits.dtype, device=logits.device) if out is None else out
+    bad = torch.zeros(1, dtype=torch.int32, device=logits.device)
+    count = (target != ignore_index).sum()
+    scale = count.to(c).reciprocal() if reduction == "mean" else torch.ones((), dtype=c,
+                                                                            device=logits.device)  # fmt: skip
+    if n:
+        x = rows_of(logits)
+        block, warps, per_sm = plan or fwd_grad_plan(V, x.element_size())
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
+        programs = n if per_sm is None else min(n, sms * per_sm)
+        (ce_fwd_grad_kernel if raw else wrap_triton(ce_fwd_grad_kernel))[(programs,)](
+            x, target.contiguous(), rows_loss, dx, scale, bad, n, V, x.stride(0), dx.stride(0),
+            ignore_index, smoothing, BLOCK=block, SMOOTH=smoothing > 0, ONE_BLOCK=block >= V,
+            num_warps=warps,
+        )  # fmt: skip
+    loss = rows_loss.sum() * scale
+    return loss, dx, torch.cat([count.to(torch.int32).reshape(1), bad])
+
+
+def scale_grad(dx: torch.Tensor, g: torch.Tensor, raw=False) -> None:
+    """dx *= g in place, g a 0-d tensor on dx's device; nothing is read or written if g is 1."""
+    if not dx.is_contiguous() or g.dim() != 0 or g.device != dx.device:
+        raise ValueError("scale_grad needs a contiguous dx and a 0-d g on its device")
+    if dx.numel() == 0:
+        return
+    block = 4096
+    sms = torch.cuda.get_device_properties(dx.device).multi_processor_count if dx.is_cuda else 2
+    programs = min(triton.cdiv(dx.numel(), block), 4 * sms)
+    (scale_grad_kernel if raw else wrap_triton(scale_grad_kernel))[(programs,)](
+        dx, g, dx.numel(), BLOCK=block, num_warps=8
+    )
 
 
 # --8<-- [end:launch]
@@ -274,9 +396,82 @@ def backward(ctx, dloss, _, __):
 ce_rows.register_autograd(backward, setup_context=setup_context)
 
 
+@triton_op("cookbook::cross_entropy_and_grad", mutates_args=())
+def ce_and_grad(
+    logits: torch.Tensor, target: torch.Tensor, ignore_index: int, smoothing: float, reduction: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    check_inputs(logits, target)
+    if logits.device.type != "cuda":
+        raise ValueError(f"the Triton kernels need CUDA tensors, got {logits.device}")
+    with torch.cuda.device(logits.device):
+        return ce_forward_grad(logits, target, ignore_index, smoothing, reduction)
+
+
+@triton_op("cookbook::scale_grad_", mutates_args=("dx",))
+def scale_grad_op(dx: torch.Tensor, g: torch.Tensor) -> None:
+    with torch.cuda.device(dx.device):
+        scale_grad(dx, g)
+
+
+@ce_and_grad.register_kernel("cpu")
+def ce_and_grad_cpu(logits, target, ignore_index: int, smoothing: float, reduction: str):
+    rows_loss, lse, counts = ce_rows_cpu(logits, target, ignore_index, smoothing)
+    c = rows_loss.dtype
+    scale = counts[0].to(c).reciprocal() if reduction == "mean" else torch.ones((), dtype=c)
+    dx = ce_rows_backward_cpu(scale.expand(logits.shape[0]), logits, target, lse, ignore_index,
+                              smoothing)  # fmt: skip
+    return rows_loss.sum() * scale, dx.contiguous(), counts
+
+
+@scale_grad_op.register_kernel("cpu")
+def scale_grad_cpu(dx, g):
+    if bool(g != 1):
+        dx.copy_(dx.to(g.dtype) * g)
+
+
+@ce_and_grad.register_fake
+def _(logits, target, ignore_index, smoothing, reduction):
+    check_inputs(logits, target)
+    return (
+        logits.new_empty((), dtype=acc_dtype(logits.dtype)),
+        torch.empty_like(logits, memory_format=torch.contiguous_format),
+        logits.new_empty(2, dtype=torch.int32),
+    )
+
+
+@scale_grad_op.register_fake
+def _(dx, g):
+    return None
+
+
+def setup_context_grad(ctx, inputs, output) -> None:
+    _, dx, counts = output
+    ctx.mark_non_differentiable(dx, counts)
+    ctx.set_materialize_grads(False)  # (3)!
+    ctx.save_for_backward(dx)
+
+
+def backward_grad(ctx, dloss, _, __):
+    (dx,) = ctx.saved_tensors
+    torch.ops.cookbook.scale_grad_(dx, dloss)  # (4)!
+    return dx, None, None, None, None
+
+
+ce_and_grad.register_autograd(backward_grad, setup_context=setup_context_grad)
+
+
+def check_counts(counts: torch.Tensor, check_targets: bool, V: int, ignore_index: int) -> None:
+    if check_targets and not torch.compiler.is_compiling():  # (5)!
+        bad = int(counts[1])
+        if bad:
+            raise IndexError(f"{bad} target(s) out of bounds for {V} classes "
+                             f"(and not ignore_index {ignore_index})")  # fmt: skip
+
+
 def cross_entropy(
     logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100,
     label_smoothing: float = 0.0, reduction: str = "mean", check_targets: bool = True,
+    grad_in_forward: bool = True,
 ) -> torch.Tensor:  # fmt: skip
     """What a model calls: F.cross_entropy's result for (N, V) logits and (N,) class indices."""
     check_inputs(logits, target)
@@ -284,18 +479,22 @@ def cross_entropy(
         raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
+    fused = grad_in_forward and reduction != "none" and logits.requires_grad  # (6)!
+    fused = fused and one_pass_wins(logits.shape[1], logits.element_size())
+    if fused and torch.is_grad_enabled() and not torch.compiler.is_compiling():
+        loss, _, counts = torch.ops.cookbook.cross_entropy_and_grad(
+            logits, target, ignore_index, label_smoothing, reduction
+        )
+        check_counts(counts, check_targets, logits.shape[1], ignore_index)
+        return loss.to(logits.dtype)
     loss, _, counts = torch.ops.cookbook.cross_entropy_rows(
         logits, target, ignore_index, label_smoothing
     )
-    if check_targets and not torch.compiler.is_compiling():  # (3)!
-        bad = int(counts[1])
-        if bad:
-            raise IndexError(f"{bad} target(s) out of bounds for {logits.shape[1]} classes "
-                             f"(and not ignore_index {ignore_index})")  # fmt: skip
+    check_counts(counts, check_targets, logits.shape[1], ignore_index)
     if reduction == "sum":
         loss = loss.sum()
     elif reduction == "mean":
-        loss = loss.sum() / counts[0]  # (4)!
+        loss = loss.sum() / counts[0]  # (7)!
     return loss.to(logits.dtype)
 
 
@@ -386,6 +585,14 @@ def make_case(n, V, dtype, device, ignore_every=0, neg_inf=False, strided=False,
     return x.to(dtype).to(device), target.to(device)
 
 
+def grad_plans(V: int, device: str) -> list:
+    """The one-pass kernel's plans to check: the launch's own on a GPU, then one block for a row
+    of up to 1024 classes and blocks of 256 for a longer one; 1 program an SM, so that programs
+    take several rows."""
+    plans = [None] if device == "cuda" else []
+    return plans + [(256, 4, 1) if V > 1024 else (triton.next_power_of_2(V), 4, 1)]
+
+
 def check_kernels(device: str, raw: bool) -> None:
     """The kernels (raw launches on the CPU through the interpreter) against F.cross_entropy
     in float64, each output in a guarded buffer."""
@@ -414,7 +621,23 @@ def check_kernels(device: str, raw: bool) -> None:
                 ce_backward(dloss, x, t, lse, IGNORE, smoothing, out=dx, raw=raw, block=block)
                 untouched()
                 grad_close(dx, want_grad, what + " dlogits", smoothing)
-        print(f"  {device} {dtype}: {len(shapes)} shapes x 4 cases, loss and dlogits match")
+                reduction = "mean" if ignore_every else "sum"
+                want, want_grad = reference(x, t, reduction, IGNORE, smoothing)
+                for plan in grad_plans(V, device):
+                    dx, untouched = guarded((n, V), dtype, device)
+                    loss, _, counts = ce_forward_grad(x, t, IGNORE, smoothing, reduction, out=dx,
+                                                      raw=raw, plan=plan)  # fmt: skip
+                    untouched()
+                    how = f"{what} {reduction} in one pass, plan {plan}"
+                    torch.testing.assert_close(loss.cpu().double(), want, **tolerance(dtype, smoothing),
+                                               equal_nan=True, msg=lambda m: f"{how}: {m}")  # fmt: skip
+                    grad_close(dx, want_grad, how + " dlogits", smoothing)
+                    if counts.tolist() != want_counts:
+                        raise AssertionError(f"{how}: {counts.tolist()}, not {want_counts}")
+        print(
+            f"  {device} {dtype}: {len(shapes)} shapes x 4 cases, loss and dlogits match, "
+            "in two passes and in one"
+        )
 
 
 def check_special(device: str) -> None:
@@ -496,18 +719,31 @@ def check_operator(device: str) -> None:
     x = torch.randn(5, 9, dtype=torch.float64, device=device).requires_grad_()
     t = torch.tensor([1, IGNORE, 8, 0, 3], device=device)
     for reduction, smoothing in (("mean", 0.0), ("none", 0.2)):
-        ok = torch.autograd.gradcheck(
-            lambda a: cross_entropy(a, t, label_smoothing=smoothing, reduction=reduction), (x,)
-        )
-        print(f"gradcheck float64 on {device}, reduction {reduction}, smoothing {smoothing}: {ok}")
+        ok = torch.autograd.gradcheck(  # gradcheck runs the backward more than once
+            lambda a: cross_entropy(a, t, label_smoothing=smoothing, reduction=reduction,
+                                    grad_in_forward=False), (x,)
+        )  # fmt: skip
+        print(f"gradcheck float64 on {device}, reduction {reduction}, smoothing {smoothing}, "
+              f"two passes: {ok}")  # fmt: skip
+    x32 = x.detach().float().requires_grad_()  # float32: the gradient written by the forward
+    loss = cross_entropy(x32, t, label_smoothing=0.1)
+    (grad,) = torch.autograd.grad(loss * 3.0, x32, retain_graph=True)
+    want = torch.autograd.grad(3.0 * F.cross_entropy(x32, t, label_smoothing=0.1), x32)[0]
+    torch.testing.assert_close(grad, want)
+    print(f"one pass, float32 on {device}: the gradient of 3 * loss matches F.cross_entropy's; "
+          "a second backward through the same graph:")  # fmt: skip
+    expect_error(RuntimeError, lambda: torch.autograd.grad(loss, x32))
     tests = ["test_schema", "test_autograd_registration", "test_faketensor"]
     if device == "cuda":
         tests.append("test_aot_dispatch_dynamic")
     a = torch.randn(4, 12, device=device).requires_grad_()
     b = torch.tensor([0, IGNORE, 11, 5], device=device)
-    result = torch.library.opcheck(torch.ops.cookbook.cross_entropy_rows.default,
-                                   (a, b, IGNORE, 0.1), test_utils=tests)  # fmt: skip
-    print(f"opcheck cross_entropy_rows on {device}: {result}")
+    for op, args in (("cross_entropy_rows", (a, b, IGNORE, 0.1)),
+                     ("cross_entropy_and_grad", (a, b, IGNORE, 0.1, "mean")),
+                     ("scale_grad_", (a.detach().clone(), torch.tensor(0.5, device=device)))):  # fmt: skip
+        result = torch.library.opcheck(getattr(torch.ops.cookbook, op).default, args,
+                                       test_utils=tests)  # fmt: skip
+        print(f"opcheck {op} on {device}: {result}")
     ok = torch.randn(2, 3, device=device)
     expect_error(IndexError, lambda: cross_entropy(ok, torch.tensor([0, 3], device=device)))
     expect_error(IndexError, lambda: cross_entropy(ok, torch.tensor([-1, 0], device=device)))
@@ -769,6 +1005,13 @@ def benchmark(shapes) -> tuple[list[dict], list[str]]:
             calls[impl, "forward"] = (forward, "bytes", size)  # (3)!
             calls[impl, "forward_backward"] = (train, "bytes", 3 * size)
             peaks[impl] = (peak_mib(forward), peak_mib(train))  # (4)!
+        if one_pass_wins(vocab, x.element_size()):  # (5)!
+            xg = x.detach().requires_grad_()
+            two_pass = lambda xg=xg: torch.autograd.grad(
+                cross_entropy(xg, t, grad_in_forward=False), xg
+            )
+            agree(two_pass()[0], want_grad, "triton_two_pass dlogits")
+            calls["triton_two_pass", "forward_backward"] = (two_pass, "bytes", 3 * size)
         src = torch.empty(3 * size // 2, dtype=torch.uint8, device="cuda")
         dst = torch.empty_like(src)
         calls["copy", "forward"] = (lambda: dst[: size // 2].copy_(src[: size // 2]), "bytes",
