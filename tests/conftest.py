@@ -61,6 +61,28 @@ def quiet_env(**changes: str) -> dict[str, str]:
     return env
 
 
+# The CPU runs' pool (CpuRuns) runs its processes at a lower priority than the tests' own work:
+# the main thread's work is one process at a time, the pool's two, and the session ends when both
+# are done. At an equal priority the pool took a share of the main thread's core and finished
+# first, leaving the main thread's serial work alone on one of the two cores for minutes; at a
+# lower one the main thread keeps its core and the pool fills what is left, both cores to the end.
+POOL_NICENESS = 10
+_POOL_THREAD = threading.local()
+
+
+def yield_to_the_tests(pid: int) -> None:
+    """Lower ``pid``'s priority (and so its children's) when a pool thread started it."""
+    if getattr(_POOL_THREAD, "active", False):
+        try:
+            os.setpriority(os.PRIO_PROCESS, pid, POOL_NICENESS)
+        except (OSError, PermissionError):  # the process has already ended
+            pass
+
+
+def _mark_pool_thread() -> None:
+    _POOL_THREAD.active = True
+
+
 def run_counting_cpu(
     command: list[str], cwd: Path, env: dict, timeout: float | None = None
 ) -> subprocess.CompletedProcess:
@@ -71,6 +93,7 @@ def run_counting_cpu(
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, text=True, env=env)
+        yield_to_the_tests(proc.pid)
         killed: list[bool] = []
         timer = threading.Timer(timeout or 0, lambda: (killed.append(True), proc.kill()))
         if timeout:
@@ -104,6 +127,7 @@ class ForkServer:
             cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, text=True,
         )  # fmt: skip
+        yield_to_the_tests(self.proc.pid)  # the children it forks inherit the priority
         ready = self.proc.stdout.readline()
         if not ready:
             raise RuntimeError(f"{python} scripts/fork_server.py exited {self.proc.wait()}")
@@ -391,7 +415,9 @@ class CpuRuns:
     """
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1))
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(1, os.cpu_count() or 1), initializer=_mark_pool_thread
+        )
         self._runs: dict[tuple[str, str], Future] = {}
         # (thread, lock id, interpreted) -> server
         self._servers: dict[tuple[int, str, bool], ForkServer] = {}
@@ -533,6 +559,17 @@ CPU_RUNS = CpuRuns()
 BACKGROUND_STARTS: list = []
 
 
+# Names of the test functions that wait for a job a module queued in the pool (with
+# BACKGROUND_STARTS or CPU_RUNS.submit): they run last, as the tests asking for cpu_runs do.
+WAITS_FOR_THE_POOL: set[str] = set()
+
+
+def waits_for_the_pool(item) -> bool:
+    return "cpu_runs" in getattr(item, "fixturenames", ()) or (
+        getattr(item, "originalname", item.name) in WAITS_FOR_THE_POOL
+    )
+
+
 @pytest.hookimpl(trylast=True)  # after -k and -m have deselected what will not run
 def pytest_collection_modifyitems(session, config, items):
     if config.option.collectonly:  # nothing will run
@@ -540,6 +577,15 @@ def pytest_collection_modifyitems(session, config, items):
     start_cpu_runs(items)
     for start in BACKGROUND_STARTS:
         start(CPU_RUNS, items)
+    items[:] = pool_waiters_last(items)
+
+
+def pool_waiters_last(items: list) -> list:
+    """The tests that wait for the pool's runs last, each group in its order: the main thread
+    does its own work while the pool runs, and waits only once it has nothing else to do."""
+    return [i for i in items if not waits_for_the_pool(i)] + [
+        i for i in items if waits_for_the_pool(i)
+    ]
 
 
 def start_cpu_runs(items) -> None:

@@ -215,3 +215,39 @@ def test_cpu_runs_fork_only_what_may_fork(monkeypatch, path, way):
     assert (how, ran) == (way, path)
     if how == "forked":  # the server's environment has the run's TRITON_INTERPRET
         assert (env.get("TRITON_INTERPRET") == "1") == needs.cpu_interpreter
+
+
+NICENESS = "import os; print(os.nice(0))"
+
+
+def test_the_pools_processes_yield_to_the_tests_own(tmp_path):
+    """A process the pool starts, and one a fork server the pool started forks, run at
+    POOL_NICENESS; one the main thread starts keeps the tests' own priority."""
+    script = tmp_path / "niceness.py"
+    script.write_text(NICENESS + "\n")
+    runs = conftest.CpuRuns()
+    try:
+        own = int(os.nice(0))
+        pooled = runs.submit(("niceness", "fresh"), run_counting_cpu, [sys.executable, str(script)],
+                             REPO, cpu_run_env(), 60).result()  # fmt: skip
+        forked = runs._pool.submit(
+            lambda: runs._server(CURRENT, cpu_run_env()).run(str(script), REPO, cpu_run_env(), 60)
+        ).result()
+        main = run_counting_cpu([sys.executable, str(script)], REPO, cpu_run_env(), 60)
+    finally:
+        runs.close()
+    assert int(main.stdout) == own
+    assert int(pooled.stdout) == int(forked.stdout) == min(19, own + conftest.POOL_NICENESS)
+
+
+class Item:
+    def __init__(self, name: str, fixtures: tuple[str, ...] = ()) -> None:
+        self.name = self.originalname = name
+        self.fixturenames = fixtures
+
+
+def test_the_tests_that_wait_for_the_pool_run_last_in_their_order(monkeypatch):
+    monkeypatch.setattr(conftest, "WAITS_FOR_THE_POOL", {"test_waits"})
+    items = [Item("a"), Item("b", ("cpu_runs",)), Item("c"), Item("test_waits"), Item("d")]
+    ordered = [i.name for i in conftest.pool_waiters_last(items)]
+    assert ordered == ["a", "c", "d", "b", "test_waits"]

@@ -33,6 +33,7 @@ from conftest import (
     CPU_RUNS,
     CURRENT,
     REPO,
+    WAITS_FOR_THE_POOL,
     run_counting_cpu,
 )
 
@@ -512,6 +513,7 @@ def start_mutated_runs(cpu_runs, items) -> None:
 
 
 BACKGROUND_STARTS.append(start_mutated_runs)
+WAITS_FOR_THE_POOL.add("test_a_mutation_makes_the_snippet_fail_with_its_own_message")
 
 
 @pytest.mark.parametrize("path", sorted(MUTATIONS))

@@ -30,6 +30,7 @@ from conftest import (
     LOCKS,
     REPO,
     SITE_BUILD,
+    WAITS_FOR_THE_POOL,
     build_site,
     built_page,
     copy_project,
@@ -975,6 +976,7 @@ def start_pending_path(cpu_runs, items) -> None:
 
 
 BACKGROUND_STARTS.append(start_pending_path)
+WAITS_FOR_THE_POOL.add("test_pending_path_passes_ci_as_the_readme_says")
 
 
 @pytest.mark.slow
