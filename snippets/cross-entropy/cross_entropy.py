@@ -267,9 +267,9 @@ def fwd_grad_plan(V: int, element_size: int) -> tuple[int, int, int]:
 
 
 def ce_forward_grad(logits, target, ignore_index: int, smoothing: float, reduction: str,
-                    out=None, raw=False, plan=None):  # fmt: skip
+                    out=None, raw=False, plan=None, programs=None):  # fmt: skip
     """The loss reduced by `reduction` ("mean" or "sum") and its gradient for an upstream
-    gradient of 1, in one pass over the logits."""
+    gradient of 1, in one pass over the logits. `programs` overrides the plan's grid (checks)."""
     check_inputs(logits, target)
     n, V = logits.shape
     c = acc_dtype(logits.dtype)
@@ -283,7 +283,8 @@ def ce_forward_grad(logits, target, ignore_index: int, smoothing: float, reducti
         x = rows_of(logits)
         block, warps, per_sm = plan or fwd_grad_plan(V, x.element_size())
         sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
-        programs = n if per_sm is None else min(n, sms * per_sm)
+        if programs is None:
+            programs = n if per_sm is None else min(n, sms * per_sm)
         (ce_fwd_grad_kernel if raw else wrap_triton(ce_fwd_grad_kernel))[(programs,)](
             x, target.contiguous(), rows_loss, dx, scale, bad, n, V, x.stride(0), dx.stride(0),
             ignore_index, smoothing, BLOCK=block, SMOOTH=smoothing > 0, ONE_BLOCK=block >= V,
@@ -452,6 +453,9 @@ def setup_context_grad(ctx, inputs, output) -> None:
 
 
 def backward_grad(ctx, dloss, _, __):
+    if torch.is_grad_enabled():  # create_graph=True: this gradient has no graph of its own
+        raise RuntimeError("no double backward through the gradient the forward wrote; "
+                           "pass grad_in_forward=False")  # fmt: skip
     (dx,) = ctx.saved_tensors
     torch.ops.cookbook.scale_grad_(dx, dloss)  # (4)!
     return dx, None, None, None, None
@@ -471,7 +475,7 @@ def check_counts(counts: torch.Tensor, check_targets: bool, V: int, ignore_index
 def cross_entropy(
     logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100,
     label_smoothing: float = 0.0, reduction: str = "mean", check_targets: bool = True,
-    grad_in_forward: bool = True,
+    grad_in_forward: bool = False,
 ) -> torch.Tensor:  # fmt: skip
     """What a model calls: F.cross_entropy's result for (N, V) logits and (N,) class indices."""
     check_inputs(logits, target)
@@ -587,10 +591,21 @@ def make_case(n, V, dtype, device, ignore_every=0, neg_inf=False, strided=False,
 
 def grad_plans(V: int, device: str) -> list:
     """The one-pass kernel's plans to check: the launch's own on a GPU, then one block for a row
-    of up to 1024 classes and blocks of 256 for a longer one; 1 program an SM, so that programs
-    take several rows."""
+    of up to 1024 classes and blocks of 256 for a longer one, these on 2 programs, so that each
+    program takes several rows."""
     plans = [None] if device == "cuda" else []
     return plans + [(256, 4, 1) if V > 1024 else (triton.next_power_of_2(V), 4, 1)]
+
+
+def check_scale_grad(device: str, raw: bool) -> None:
+    """The backward's scaling, on more elements than one step of its programs covers."""
+    sms = torch.cuda.get_device_properties(device).multi_processor_count if device == "cuda" else 2
+    dx = torch.randn(2 * 4 * sms * 4096 + 5, generator=torch.Generator().manual_seed(1)).to(device)
+    want = dx * 0.375
+    for g in (1.0, 0.375):
+        scale_grad(dx, torch.tensor(g, device=device), raw=raw)
+    torch.testing.assert_close(dx, want, rtol=0, atol=0)
+    print(f"scale_grad on {device}: {dx.numel()} elements times 1, then times 0.375, exact")
 
 
 def check_kernels(device: str, raw: bool) -> None:
@@ -626,7 +641,8 @@ def check_kernels(device: str, raw: bool) -> None:
                 for plan in grad_plans(V, device):
                     dx, untouched = guarded((n, V), dtype, device)
                     loss, _, counts = ce_forward_grad(x, t, IGNORE, smoothing, reduction, out=dx,
-                                                      raw=raw, plan=plan)  # fmt: skip
+                                                      raw=raw, plan=plan,
+                                                      programs=None if plan is None else 2)  # fmt: skip
                     untouched()
                     how = f"{what} {reduction} in one pass, plan {plan}"
                     torch.testing.assert_close(loss.cpu().double(), want, **tolerance(dtype, smoothing),
@@ -677,10 +693,11 @@ def check_reductions(device: str) -> None:
         torch.float32,)  # fmt: skip
     for dtype in dtypes:
         for reduction in REDUCTIONS:
-            for smoothing in (0.0, 0.1):
+            for smoothing, one_pass in ((0.0, False), (0.1, False), (0.0, True), (0.1, True)):
                 x, t = make_case(37, 1001, dtype, device, ignore_every=4)
                 xg = x.clone().requires_grad_()
-                got = cross_entropy(xg, t, label_smoothing=smoothing, reduction=reduction)
+                got = cross_entropy(xg, t, label_smoothing=smoothing, reduction=reduction,
+                                    grad_in_forward=one_pass)  # fmt: skip
                 got.sum().backward()
                 want, want_grad = reference(x, t, reduction, IGNORE, smoothing)
                 if got.dtype != dtype or got.shape != want.shape:
@@ -688,7 +705,8 @@ def check_reductions(device: str) -> None:
                 torch.testing.assert_close(got.cpu().double(), want, **tolerance(dtype))
                 grad_close(xg.grad, want_grad, f"{reduction} {dtype} smoothing {smoothing}")
     print(
-        f"reductions mean, sum, none with and without label smoothing on {device}: "
+        f"reductions mean, sum, none with and without label smoothing, grad_in_forward False "
+        f"and True, on {device}: "
         f"{[str(d).split('.')[-1] for d in dtypes]} match F.cross_entropy"
     )
 
@@ -726,13 +744,15 @@ def check_operator(device: str) -> None:
         print(f"gradcheck float64 on {device}, reduction {reduction}, smoothing {smoothing}, "
               f"two passes: {ok}")  # fmt: skip
     x32 = x.detach().float().requires_grad_()  # float32: the gradient written by the forward
-    loss = cross_entropy(x32, t, label_smoothing=0.1)
+    loss = cross_entropy(x32, t, label_smoothing=0.1, grad_in_forward=True)
     (grad,) = torch.autograd.grad(loss * 3.0, x32, retain_graph=True)
     want = torch.autograd.grad(3.0 * F.cross_entropy(x32, t, label_smoothing=0.1), x32)[0]
     torch.testing.assert_close(grad, want)
     print(f"one pass, float32 on {device}: the gradient of 3 * loss matches F.cross_entropy's; "
           "a second backward through the same graph:")  # fmt: skip
     expect_error(RuntimeError, lambda: torch.autograd.grad(loss, x32))
+    loss = cross_entropy(x32, t, label_smoothing=0.1, grad_in_forward=True)
+    expect_error(RuntimeError, lambda: torch.autograd.grad(loss, x32, create_graph=True))
     tests = ["test_schema", "test_autograd_registration", "test_faketensor"]
     if device == "cuda":
         tests.append("test_aot_dispatch_dynamic")
@@ -908,6 +928,27 @@ def memory_bound_figures(rows: list[dict], describe) -> dict:
     return figures
 
 
+def one_pass_figures(rows: list[dict]) -> dict:
+    """Where the operator takes the one-pass kernel: its forward and backward against a copy of
+    the bytes it moves itself (the logits read once, the gradient written once), timed as twice
+    the forward's copy, which reads and writes half the logits' bytes."""
+    at = {(r["impl"], r["pass"], tuple(r["shape"]), r["dtype"]): r
+          for r in rows if r["clock"] == "kernel"}  # fmt: skip
+    figures = {}
+    for (impl, pass_, shape, dtype), t in at.items():
+        size = torch.tensor([], dtype=getattr(torch, dtype)).element_size()
+        if (impl, pass_) != ("triton", "forward_backward") or not one_pass_wins(shape[1], size):
+            continue
+        copy = at["copy", "forward", shape, dtype]
+        twice = {k: 2 * copy[k] for k in ("ms_median", "ms_p20", "ms_p80")}
+        figures[f"forward_backward_{dtype}_{'x'.join(map(str, shape))}_one_pass_of_copy"] = (
+            ratio_figure(twice, t, "forward and backward in one pass: twice the kernel time of the "
+                         "forward's copy (a copy of the bytes the one pass moves) over Triton's",
+                         f"logits: ({shape[0]}, {shape[1]}), target: ({shape[0]},)", dtype)
+        )  # fmt: skip
+    return figures
+
+
 def host_figures(host: dict, shape: str, dtype: str) -> dict:
     """route -> µs per call; each a median of repeats with its range."""
     return {
@@ -982,10 +1023,11 @@ def peak_mib(fn) -> float:
 def benchmark(shapes) -> tuple[list[dict], list[str]]:
     liger = load_liger()
     eager = lambda x, t: F.cross_entropy(x, t)
+    one_pass = lambda x, t: cross_entropy(x, t, grad_in_forward=True)  # (1)!
     out, memory = [], []
     for tokens, vocab, dtype in shapes:
-        torch._dynamo.reset()  # (1)!
-        impls = {"triton": cross_entropy, "eager": eager,
+        torch._dynamo.reset()  # (2)!
+        impls = {"triton": one_pass, "eager": eager,
                  "compile": torch.compile(eager, dynamic=False), "liger": liger}  # fmt: skip
         gen = torch.Generator("cuda").manual_seed(tokens + vocab)
         x = torch.randn(tokens, vocab, generator=gen, device="cuda", dtype=dtype) * 2
@@ -994,7 +1036,7 @@ def benchmark(shapes) -> tuple[list[dict], list[str]]:
         size = x.numel() * x.element_size()
         calls, peaks = {}, {}
         for impl, fn in impls.items():
-            mine = x.clone() if impl == "liger" else x  # (2)!
+            mine = x.clone() if impl == "liger" else x  # (3)!
             xg = mine.detach().requires_grad_()
             agree(fn(mine, t), want, f"{impl} forward")
             (grad,) = torch.autograd.grad(fn(xg, t), xg)
@@ -1002,10 +1044,10 @@ def benchmark(shapes) -> tuple[list[dict], list[str]]:
             del grad
             forward = lambda fn=fn, mine=mine: fn(mine, t)
             train = lambda fn=fn, xg=xg: torch.autograd.grad(fn(xg, t), xg)
-            calls[impl, "forward"] = (forward, "bytes", size)  # (3)!
+            calls[impl, "forward"] = (forward, "bytes", size)  # (4)!
             calls[impl, "forward_backward"] = (train, "bytes", 3 * size)
-            peaks[impl] = (peak_mib(forward), peak_mib(train))  # (4)!
-        if one_pass_wins(vocab, x.element_size()):  # (5)!
+            peaks[impl] = (peak_mib(forward), peak_mib(train))  # (5)!
+        if one_pass_wins(vocab, x.element_size()):  # (6)!
             xg = x.detach().requires_grad_()
             two_pass = lambda xg=xg: torch.autograd.grad(
                 cross_entropy(xg, t, grad_in_forward=False), xg
@@ -1023,6 +1065,14 @@ def benchmark(shapes) -> tuple[list[dict], list[str]]:
             cells = ", ".join(f"{impl} {p[i]}" for impl, p in peaks.items())
             memory.append(f"peak MiB above the inputs, {pass_}, {tokens} x {vocab} {name} "
                           f"(logits {size / 2**20:.0f} MiB): {cells}")  # fmt: skip
+        if one_pass_wins(vocab, x.element_size()):  # (7)!
+            halved = [lambda: torch.autograd.grad(one_pass(xg, t) * 0.5, xg),
+                      lambda: torch.autograd.grad(
+                          cross_entropy(xg, t, grad_in_forward=False) * 0.5, xg)]  # fmt: skip
+            one, two = (statistics.median(ts) for ts in kernel_times(halved))
+            memory.append(f"an incoming gradient of 0.5, forward and backward, {tokens} x {vocab} "
+                          f"{name}, kernel ms (median of {KERNEL_REPEATS}): one pass {one:.3f}, "
+                          f"two passes {two:.3f}")  # fmt: skip
 
     return out, memory
 
@@ -1068,12 +1118,14 @@ if __name__ == "__main__":
     # --8<-- [end:call]
     if INTERPRETED:
         check_kernels("cpu", raw=True)
+        check_scale_grad("cpu", raw=True)
     for device in devices:
         check_special(device)
         check_reductions(device)
         check_operator(device)
     if torch.cuda.is_available():
         check_kernels("cuda", raw=False)
+        check_scale_grad("cuda", raw=False)
         check_wide("cuda")
         rows_, memory_ = benchmark(SHAPES)
         for r in rows_:
@@ -1082,6 +1134,7 @@ if __name__ == "__main__":
             print(line)
         figures = memory_bound_figures(rows_, lambda s: f"logits: ({s[0]}, {s[1]}), "
                                        f"target: ({s[0]},)")  # fmt: skip
+        figures.update(one_pass_figures(rows_))
         figures.update(host_figures(host_costs(), f"logits: {HOST_SHAPE}, requires grad",
                                     "bfloat16"))  # fmt: skip
         print("figures: " + json.dumps(figures))
