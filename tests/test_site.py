@@ -8,6 +8,7 @@ import html as html_module
 import io
 import json
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -870,17 +871,60 @@ def test_build_fails_when_a_snippet_changed_since_its_run(project_copy, tmp_path
     assert "vector_add.py is changed on lock" in proc.stderr
 
 
-@pytest.mark.slow
-def test_build_fails_on_a_link_to_an_anchor_that_does_not_exist(project_copy, tmp_path):
-    """MkDocs 1.6 logs a missing anchor at info level only; mkdocs.yml's `validation:` makes it
-    a warning, so the strict build stops (issue 17)."""
-    page = project_copy / "docs/zh/block-programming/index.md"
+# Three builds of the site run in the CPU runs' pool (BACKGROUND_STARTS), beside the browser
+# tests, instead of on the main thread; each test waits for its build (WAITS_FOR_THE_POOL: it
+# runs last) and removes its folder.
+SITE_BUILD_TESTS = {
+    "anchor": "test_build_fails_on_a_link_to_an_anchor_that_does_not_exist",
+    "pending": "test_pending_snippet_builds_and_says_so_with_its_figures",
+    "properdocs": "test_properdocs_builds_the_site_and_a_lock_past_its_review_date_shows_red",
+}
+LATE = CURRENT.next_review.replace(year=CURRENT.next_review.year + 1).isoformat()
+
+
+def site_build(name: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """The build a test of SITE_BUILD_TESTS checks: the site after a review date with ProperDocs,
+    or a copy of the project changed by missing_anchor or pending_snippet, built strictly into
+    ``folder/out``; its result and the folder."""
+    folder = Path(tempfile.mkdtemp(prefix=f"site-build-{name}-"))
+    if name == "properdocs":
+        env = quiet_env(DOCS_TODAY=LATE)
+        return build_site(REPO, folder / "out", env=env, command=("properdocs",)), folder
+    project = copy_project(folder / "project")
+    {"anchor": missing_anchor, "pending": pending_snippet}[name](project)
+    return build_site(project, folder / "out"), folder
+
+
+def start_site_builds(cpu_runs, items) -> None:
+    selected = {getattr(item, "originalname", item.name) for item in items}
+    for name, test in SITE_BUILD_TESTS.items():
+        if test in selected:
+            cpu_runs.submit(("site build", name), site_build, name)
+
+
+BACKGROUND_STARTS.append(start_site_builds)
+WAITS_FOR_THE_POOL.update(SITE_BUILD_TESTS.values())
+
+
+def pooled_build(name: str) -> tuple[subprocess.CompletedProcess, Path]:
+    return CPU_RUNS.submit(("site build", name), site_build, name).result()
+
+
+def missing_anchor(project: Path) -> None:
+    page = project / "docs/zh/block-programming/index.md"
     page.write_text(
         page.read_text(encoding="utf-8")
         + "\n\n[a](../autotune/index.md#no-such-anchor) [b](#nor-this-one)\n",
         encoding="utf-8",
     )
-    proc = build_site(project_copy, tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_build_fails_on_a_link_to_an_anchor_that_does_not_exist():
+    """MkDocs 1.6 logs a missing anchor at info level only; mkdocs.yml's `validation:` makes it
+    a warning, so the strict build stops (issue 17)."""
+    proc, folder = pooled_build("anchor")
+    shutil.rmtree(folder)
     assert proc.returncode != 0
     assert "does not contain an anchor '#no-such-anchor'" in proc.stderr, proc.stderr[-3000:]
     assert "'#nor-this-one', but there is no such anchor on this page" in proc.stderr
@@ -898,24 +942,33 @@ def add_pending(project: Path, path: str) -> None:
     )
 
 
-@pytest.mark.slow
-def test_pending_snippet_builds_and_says_so_with_its_figures(project_copy, tmp_path):
-    path = "snippets/block-programming/constexpr_recompile.py"  # GPU only: no CPU record to redo
-    snippet = project_copy / path
+PENDING_PATH = "snippets/block-programming/constexpr_recompile.py"  # GPU only: no CPU record
+
+
+def pending_snippet(project: Path) -> None:
+    snippet = project / PENDING_PATH
     snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
-    add_pending(project_copy, path)
-    new_figure = f'{{{{ figure("{path}", "added_since_the_run") }}}}'  # the edit added it
+    add_pending(project, PENDING_PATH)
+    new_figure = f'{{{{ figure("{PENDING_PATH}", "added_since_the_run") }}}}'  # the edit added it
     for lang in ("en", "zh"):
-        source = project_copy / "docs" / lang / "block-programming/index.md"
+        source = project / "docs" / lang / "block-programming/index.md"
         source.write_text(source.read_text() + f"\n\nA new figure: {new_figure}.\n")
-    proc = build_site(project_copy, tmp_path / "out")
-    assert proc.returncode == 0, proc.stderr
-    page = "block-programming/index.html"
-    for lang, words in (("", "[not measured yet: the file&#x27;s GPU run is pending]"),
-                        ("zh", "[尚未测量：这个文件的 GPU 运行尚待进行]")):  # fmt: skip
-        assert words in (tmp_path / "out" / lang / page).read_text(), lang
-    en = parse(tmp_path / "out" / page)
-    zh = parse(tmp_path / "out/zh" / page)
+
+
+@pytest.mark.slow
+def test_pending_snippet_builds_and_says_so_with_its_figures():
+    path = PENDING_PATH
+    proc, folder = pooled_build("pending")
+    try:
+        assert proc.returncode == 0, proc.stderr
+        page = "block-programming/index.html"
+        for lang, words in (("", "[not measured yet: the file&#x27;s GPU run is pending]"),
+                            ("zh", "[尚未测量：这个文件的 GPU 运行尚待进行]")):  # fmt: skip
+            assert words in (folder / "out" / lang / page).read_text(), lang
+        en = parse(folder / "out" / page)
+        zh = parse(folder / "out/zh" / page)
+    finally:
+        shutil.rmtree(folder)
     for parsed, reason, stale in (
         (en, "H200 re-run booked", "the snippet changed since this run"),
         (zh, "已预约 H200 重跑", "此后代码片段已修改"),
@@ -986,28 +1039,31 @@ def test_pending_path_passes_ci_as_the_readme_says():
 
 
 @pytest.mark.slow
-def test_properdocs_builds_the_site_and_a_lock_past_its_review_date_shows_red(tmp_path):
+def test_properdocs_builds_the_site_and_a_lock_past_its_review_date_shows_red():
     """The maintained MkDocs 1.x fork builds the same site strictly: the fallback is proven.
     The same build runs on a day after the lock's review date: the audit fails CI
     (tests/test_locks.py), and the site itself says so too, on every page in each language."""
-    late = CURRENT.next_review.replace(year=CURRENT.next_review.year + 1).isoformat()
-    proc = build_site(
-        REPO, tmp_path / "site", env=quiet_env(DOCS_TODAY=late), command=("properdocs",)
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    html = (tmp_path / "site/block-programming/index.html").read_text("utf-8")
-    assert "ProperDocs" in html and 'class="snippet-status"' in html
-    assert (tmp_path / "site/zh/block-programming/index.html").is_file()
-    for lang in LANGUAGES:
-        words = site_hooks.TEXT[lang]["stale"].split("{")[0].strip()  # the banner's own words
-        for page in doc_pages(lang):
-            html = built_page(tmp_path / "site", lang, page).read_text(encoding="utf-8")
-            banner = re.search(
-                r'<div class="lock-stale" role="alert">\s*(.*?)\s*</div>', html, re.S
-            )
-            assert (
-                banner and words in banner.group(1) and str(CURRENT.next_review) in banner.group(1)
-            )
+    proc, folder = pooled_build("properdocs")
+    site = folder / "out"
+    try:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        html = (site / "block-programming/index.html").read_text("utf-8")
+        assert "ProperDocs" in html and 'class="snippet-status"' in html
+        assert (site / "zh/block-programming/index.html").is_file()
+        for lang in LANGUAGES:
+            words = site_hooks.TEXT[lang]["stale"].split("{")[0].strip()  # the banner's own words
+            for page in doc_pages(lang):
+                html = built_page(site, lang, page).read_text(encoding="utf-8")
+                banner = re.search(
+                    r'<div class="lock-stale" role="alert">\s*(.*?)\s*</div>', html, re.S
+                )
+                assert (
+                    banner
+                    and words in banner.group(1)
+                    and str(CURRENT.next_review) in banner.group(1)
+                )
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_a_lock_within_its_review_date_shows_no_banner(site_dir):
