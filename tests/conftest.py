@@ -71,11 +71,13 @@ _POOL_THREAD = threading.local()
 
 
 def yield_to_the_tests(pid: int) -> None:
-    """Lower ``pid``'s priority (and so its children's) when a pool thread started it."""
+    """Lower ``pid``'s priority (and so its children's) by POOL_NICENESS below the tests' own
+    when a pool thread started it."""
     if getattr(_POOL_THREAD, "active", False):
+        niceness = min(19, os.getpriority(os.PRIO_PROCESS, 0) + POOL_NICENESS)
         try:
-            os.setpriority(os.PRIO_PROCESS, pid, POOL_NICENESS)
-        except (OSError, PermissionError):  # the process has already ended
+            os.setpriority(os.PRIO_PROCESS, pid, niceness)
+        except OSError:  # the process has already ended
             pass
 
 
