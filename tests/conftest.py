@@ -53,9 +53,20 @@ def copy_project(dest: Path) -> Path:
     return dest
 
 
+# The environment as the session started: what the pool's jobs start from, so that a test on the
+# main thread that sets a variable with monkeypatch (a fake compiler on PATH, CXX) does not reach
+# a run the pool starts meanwhile.
+SESSION_ENVIRON = dict(os.environ)
+
+
+def environ() -> dict[str, str]:
+    """A copy of os.environ, or of SESSION_ENVIRON on a pool thread."""
+    return dict(SESSION_ENVIRON if getattr(_POOL_THREAD, "active", False) else os.environ)
+
+
 def quiet_env(**changes: str) -> dict[str, str]:
     """The environment for a child build: MkDocs 2 / end-of-life banners off (CI logs only)."""
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
+    env = {**environ(), "NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
     env.pop("DOCS_DRAFT", None)  # a draft build hides missing records: never in the tests
     env.update(changes)
     return env
@@ -173,7 +184,7 @@ class ForkServer:
 def cpu_run_env() -> dict[str, str]:
     """The environment every CPU run of a snippet starts from, and a fork server's: this one,
     no GPU, a fixed hash seed, no TRITON_INTERPRET (a run that wants it adds it)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET",)}
+    env = {k: v for k, v in environ().items() if k not in ("TRITON_INTERPRET",)}
     env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0")
     return env
 

@@ -251,3 +251,28 @@ def test_the_tests_that_wait_for_the_pool_run_last_in_their_order(monkeypatch):
     items = [Item("a"), Item("b", ("cpu_runs",)), Item("c"), Item("test_waits"), Item("d")]
     ordered = [i.name for i in conftest.pool_waiters_last(items)]
     assert ordered == ["a", "c", "d", "b", "test_waits"]
+
+
+def test_the_pools_jobs_start_from_the_sessions_environment(monkeypatch):
+    """A variable a main-thread test sets (a fake compiler on PATH, CXX) does not reach a run
+    the pool starts meanwhile: the pool's environment is the one the session started with."""
+    monkeypatch.setenv("SET_BY_A_TEST_ON_THE_MAIN_THREAD", "1")
+    runs = conftest.CpuRuns()
+    try:
+        pooled = runs.submit(("environment", "cpu"), conftest.cpu_run_env).result()
+        built = runs.submit(("environment", "build"), conftest.quiet_env).result()
+    finally:
+        runs.close()
+    assert "SET_BY_A_TEST_ON_THE_MAIN_THREAD" not in pooled
+    assert "SET_BY_A_TEST_ON_THE_MAIN_THREAD" not in built
+    assert cpu_run_env()["SET_BY_A_TEST_ON_THE_MAIN_THREAD"] == "1"
+
+
+def test_every_name_that_waits_for_the_pool_is_a_test():
+    import test_mutations
+    import test_site
+
+    tests = {
+        name for m in (test_site, test_mutations) for name in dir(m) if name.startswith("test_")
+    }
+    assert conftest.WAITS_FOR_THE_POOL and conftest.WAITS_FOR_THE_POOL <= tests

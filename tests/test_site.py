@@ -887,12 +887,16 @@ def site_build(name: str) -> tuple[subprocess.CompletedProcess, Path]:
     or a copy of the project changed by missing_anchor or pending_snippet, built strictly into
     ``folder/out``; its result and the folder."""
     folder = Path(tempfile.mkdtemp(prefix=f"site-build-{name}-"))
-    if name == "properdocs":
-        env = quiet_env(DOCS_TODAY=LATE)
-        return build_site(REPO, folder / "out", env=env, command=("properdocs",)), folder
-    project = copy_project(folder / "project")
-    {"anchor": missing_anchor, "pending": pending_snippet}[name](project)
-    return build_site(project, folder / "out"), folder
+    try:
+        if name == "properdocs":
+            env = quiet_env(DOCS_TODAY=LATE)
+            return build_site(REPO, folder / "out", env=env, command=("properdocs",)), folder
+        project = copy_project(folder / "project")
+        {"anchor": missing_anchor, "pending": pending_snippet}[name](project)
+        return build_site(project, folder / "out"), folder
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 def start_site_builds(cpu_runs, items) -> None:
