@@ -391,9 +391,7 @@ def run_batch(
 ) -> tuple[subprocess.CompletedProcess, dict[tuple[str, str], subprocess.CompletedProcess]]:
     """Run ``members`` (path, language) in one process of the lock's Python: the process, and
     per run what a process of its own would have given (exit code, stdout, stderr, seconds)."""
-    env = cpu_run_env()
-    if interpreted:
-        env["TRITON_INTERPRET"] = "1"
+    env = fork_server_env(interpreted)  # the runs' environment, TRITON_INTERPRET as asked
     runs = [path if language == "en" else f"{path}:{language}" for path, language in members]
     command = [lock_python(lock), "scripts/run_in_one_process.py", *runs]
     timeout = 60 * len(members) * CPU_RUN_TIMEOUT_FACTOR
@@ -529,8 +527,10 @@ class CpuRuns:
         return self._submit(lock, path).result()
 
     def submit(self, key: tuple[str, str], run, *args) -> Future:
-        """Queue ``run(*args)`` (a process run by run_counting_cpu) in the same pool, once per
-        ``key`` ("what", path): tests/test_mutations.py's runs of mutated copies."""
+        """Queue ``run(*args)`` in the same pool, once per ``key`` ("what", name): a process run
+        by run_counting_cpu, or a tuple whose first item is one (the summary counts it). Used for
+        the mutated copies (tests/test_mutations.py), the pending path and the site builds
+        (tests/test_site.py)."""
         if key not in self._runs:
             self._runs[key] = self._pool.submit(run, *args)
         return self._runs[key]

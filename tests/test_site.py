@@ -949,10 +949,15 @@ def add_pending(project: Path, path: str) -> None:
 PENDING_PATH = "snippets/block-programming/constexpr_recompile.py"  # GPU only: no CPU record
 
 
-def pending_snippet(project: Path) -> None:
+def edit_after_the_gpu_run(project: Path) -> None:
+    """The README's pending path, its first steps: edit a GPU snippet, list it under [pending]."""
     snippet = project / PENDING_PATH
     snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
     add_pending(project, PENDING_PATH)
+
+
+def pending_snippet(project: Path) -> None:
+    edit_after_the_gpu_run(project)
     new_figure = f'{{{{ figure("{PENDING_PATH}", "added_since_the_run") }}}}'  # the edit added it
     for lang in ("en", "zh"):
         source = project / "docs" / lang / "block-programming/index.md"
@@ -992,10 +997,7 @@ def pending_path_run() -> subprocess.CompletedProcess:
     tests/test_notebooks.py checks) and of the badges, as a process; its result."""
     with tempfile.TemporaryDirectory(prefix="pending-path-") as folder:
         project = copy_project(Path(folder) / "project")
-        path = "snippets/block-programming/constexpr_recompile.py"
-        snippet = project / path
-        snippet.write_text(snippet.read_text() + "\n# an edit after the GPU run\n")
-        add_pending(project, path)
+        edit_after_the_gpu_run(project)
         subprocess.run(["git", "init", "-q"], cwd=project, check=True)
         subprocess.run(["git", "add", "-A"], cwd=project, check=True)
         executed = run_counting_cpu(
