@@ -126,8 +126,8 @@ MUTATIONS: dict[str, Mutation] = {
         rf"{WRONG}|GradcheckError",
     ),
     "snippets/fused-softmax/softmax.py": Mutation(
-        "    y = e / tl.sum(e, axis=0)\n",
-        "    y = e / (tl.sum(e, axis=0) + 1e-3)\n",
+        "    y = e * (1.0 / tl.sum(e, axis=0))\n",
+        "    y = e * (1.0 / (tl.sum(e, axis=0) + 1e-3))\n",
         WRONG,
     ),
     "snippets/id-card/envelope_dispatch.py": Mutation(

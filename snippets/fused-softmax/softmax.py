@@ -11,8 +11,10 @@
 
 On a CUDA GPU:  python softmax.py
 On a CPU:       TRITON_INTERPRET=1 python softmax.py
-A row that fits one block (32768 float32, float16 or bfloat16) is read once and written once;
-a longer row is read twice by a looped (online) kernel that keeps a running maximum and sum.
+In the forward, a row that fits one block (32768 float32, float16 or bfloat16; 16384 float64) is
+read once and written once; a longer row is read twice by a looped (online) kernel that keeps a
+running maximum and sum. The backward holds a row in one block up to 32768 16-bit or 16384
+float32 or float64 elements, and loops past that.
 Masked for any number of columns. An operator (triton_op) with a CPU kernel and autograd,
 checked on an input matrix; on a GPU, a benchmark against PyTorch eager, torch.compile,
 Liger-Kernel and a device copy, in kernel time and in call time, printed as rows.
@@ -30,30 +32,46 @@ from torch.library import triton_op, wrap_triton
 
 INTERPRETED = os.environ.get("TRITON_INTERPRET") == "1"
 DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
-MAX_ONE_BLOCK = {2: 32768, 4: 32768, 8: 16384}  # element size -> the longest row in one block
-# The looped kernels' (BLOCK, num_warps) by pass and element size, from one-off sweeps on an
-# H200 (not recorded); any other pair takes LOOP_PLAN_DEFAULT.
+# The longest row in one block, by pass and element size.
+MAX_ONE_BLOCK = {
+    "forward": {2: 32768, 4: 32768, 8: 16384},
+    "backward": {2: 32768, 4: 16384, 8: 16384},
+}
+# The looped kernels' (BLOCK, num_warps) by pass and element size: the float64 backward's picked
+# so that ptxas reports no spills, the others from one-off sweeps on an H200 (not recorded); any
+# other pair takes LOOP_PLAN_DEFAULT.
 LOOP_PLAN = {
     ("forward", 2): (16384, 16),
-    ("backward", 2): (32768, 32),
+    ("backward", 2): (16384, 32),
     ("forward", 4): (32768, 32),
-    ("backward", 4): (16384, 16),
+    ("backward", 4): (16384, 32),
+    ("backward", 8): (4096, 16),
 }
 LOOP_PLAN_DEFAULT = (8192, 16)
-BACK_TO_FRONT = {4}  # element sizes whose looped backward reads its second pass from the end
+MAX_COLUMNS = 2**31 - 2 * 32768  # longer rows would overflow the kernels' 32-bit column offsets
 
 
 # --8<-- [start:one-block]
 @triton.jit
-def softmax_kernel(x_ptr, y_ptr, N, stride_x, stride_y, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
+def softmax_kernel(x_ptr, y_ptr, M, N, stride_x, stride_y, BLOCK: tl.constexpr,
+                   STAGES: tl.constexpr):  # fmt: skip
+    first = tl.program_id(0).to(tl.int64)
+    if STAGES == 1:  # (1)!
+        softmax_row(x_ptr, y_ptr, first, N, stride_x, stride_y, BLOCK)
+    else:
+        for row in tl.range(first, M, tl.num_programs(0), num_stages=STAGES):
+            softmax_row(x_ptr, y_ptr, row, N, stride_x, stride_y, BLOCK)
+
+
+@triton.jit
+def softmax_row(x_ptr, y_ptr, row, N, stride_x, stride_y, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     mask = cols < N
-    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=-float("inf"))  # (1)!
+    x = tl.load(x_ptr + row * stride_x + cols, mask=mask, other=-float("inf"))  # (2)!
     if x.dtype != tl.float64:
         x = x.to(tl.float32)
-    e = tl.exp(x - tl.max(x, axis=0))  # (2)!
-    y = e / tl.sum(e, axis=0)
+    e = tl.exp(x - tl.max(x, axis=0))  # (3)!
+    y = e * (1.0 / tl.sum(e, axis=0))
     tl.store(y_ptr + row * stride_y + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
@@ -97,10 +115,11 @@ def softmax_online_kernel(x_ptr, y_ptr, N, stride_x, stride_y, BLOCK: tl.constex
 @triton.jit
 def softmax_bwd_kernel(
     dy_ptr, y_ptr, dx_ptr, N, stride_dy, stride_y, stride_dx, BLOCK: tl.constexpr,
-    ONE_BLOCK: tl.constexpr, BACK_TO_FRONT: tl.constexpr,
+    ONE_BLOCK: tl.constexpr,
 ):  # fmt: skip
     row = tl.program_id(0).to(tl.int64)
     dy_row, y_row = dy_ptr + row * stride_dy, y_ptr + row * stride_y
+    dx_row = dx_ptr + row * stride_dx
     cols = tl.arange(0, BLOCK)
     acc_dtype = tl.float64 if y_ptr.dtype.element_ty == tl.float64 else tl.float32
     if ONE_BLOCK:  # (1)!
@@ -108,33 +127,33 @@ def softmax_bwd_kernel(
         dy = tl.load(dy_row + cols, mask=mask, other=0.0).to(acc_dtype)
         y = tl.load(y_row + cols, mask=mask, other=0.0).to(acc_dtype)
         dx = y * (dy - tl.sum(dy * y, axis=0))
-        tl.store(dx_ptr + row * stride_dx + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
+        tl.store(dx_row + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
     else:
         dot = tl.zeros((BLOCK,), acc_dtype)
+        dy_next, y_next = _load_block(dy_row, y_row, 0, cols, N)
         for start in range(0, N, BLOCK):
-            mask = start + cols < N
-            dy = tl.load(dy_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_last")
-            y = tl.load(y_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_last")
+            dy, y = dy_next, y_next
+            dy_next, y_next = _load_block(dy_row, y_row, start + BLOCK, cols, N)  # (2)!
             dot += dy.to(acc_dtype) * y.to(acc_dtype)
         total = tl.sum(dot, axis=0)
-        dx_row = dx_ptr + row * stride_dx
-        if BACK_TO_FRONT:  # the blocks read last, likeliest still in L2, first
-            n_blocks = tl.cdiv(N, BLOCK)
-            for i in range(0, n_blocks):
-                _bwd_block(dy_row, y_row, dx_row, (n_blocks - 1 - i) * BLOCK, cols, N, total)
-        else:
-            for start in range(0, N, BLOCK):
-                _bwd_block(dy_row, y_row, dx_row, start, cols, N, total)
+        n_blocks = tl.cdiv(N, BLOCK)
+        for i in range(0, n_blocks):  # (3)!
+            start = (n_blocks - 1 - i) * BLOCK
+            mask = start + cols < N
+            dy = tl.load(dy_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
+            y = tl.load(y_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
+            dx = y.to(acc_dtype) * (dy.to(acc_dtype) - total)
+            tl.store(dx_row + start + cols, dx.to(dx_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
-def _bwd_block(dy_row, y_row, dx_row, start, cols, N, total):
-    """dx = y * (dy - total) for one block of a row, in total's dtype."""
+def _load_block(dy_row, y_row, start, cols, N):
+    """One block of dy and y, asking L2 to keep them for the second pass; past the row's end,
+    fully masked: no load."""
     mask = start + cols < N
-    dy = tl.load(dy_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
-    y = tl.load(y_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_first")
-    dx = y.to(total.dtype) * (dy.to(total.dtype) - total)
-    tl.store(dx_row + start + cols, dx.to(dx_row.dtype.element_ty), mask=mask)
+    dy = tl.load(dy_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_last")
+    y = tl.load(y_row + start + cols, mask=mask, other=0.0, eviction_policy="evict_last")
+    return dy, y
 
 
 # --8<-- [end:backward]
@@ -152,6 +171,10 @@ def check_input(x: torch.Tensor, *others: torch.Tensor) -> None:
                              f"{tuple(t.shape)} {t.dtype} {t.device}")  # fmt: skip
     if x.dtype not in DTYPES:
         raise TypeError(f"{x.dtype} is not supported; supported: {DTYPES}")
+    if x.shape[-1] > MAX_COLUMNS:
+        raise ValueError(
+            f"rows of {x.shape[-1]} elements: these kernels take at most {MAX_COLUMNS}"
+        )
 
 
 def rows(t: torch.Tensor) -> torch.Tensor:
@@ -159,16 +182,32 @@ def rows(t: torch.Tensor) -> torch.Tensor:
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
-def launch_plan(n: int, element_size: int, pass_: str) -> tuple[int, int, bool]:
-    """(BLOCK, num_warps, one block?) for rows of n elements in the "forward" or "backward"."""
+def launch_plan(n: int, element_size: int, pass_: str, device: torch.device):
+    """(BLOCK, num_warps, one block?, stages) for rows of n elements in the "forward" or
+    "backward"; stages > 1: one program per SM, its next rows loaded while it works on this one."""
     block = triton.next_power_of_2(n)
-    if block <= MAX_ONE_BLOCK[element_size]:  # (1)!
+    if block <= MAX_ONE_BLOCK[pass_][element_size]:  # (1)!
         if pass_ == "forward" and block <= 1024:
-            return block, 2, True
-        if pass_ == "forward" and element_size == 2 and block == 32768:
-            return block, 32, True
-        return block, min(max(block // 1024, 4), 16), True
-    return (*LOOP_PLAN.get((pass_, element_size), LOOP_PLAN_DEFAULT), False)
+            return block, 2, True, 1
+        if pass_ == "forward" and element_size == 2 and block == 32768 and n % 8 == 0:  # (2)!
+            if shared_memory(device) >= 2 * block * element_size + 1024:
+                return block, 16, True, 3
+        return block, min(max(block // 1024, 4), 16), True, 1
+    return (*LOOP_PLAN.get((pass_, element_size), LOOP_PLAN_DEFAULT), False, 1)
+
+
+def sm_count(device: torch.device) -> int:
+    """Streaming multiprocessors on a GPU; on the CPU (the interpreter), 2 programs."""
+    if device.type != "cuda":
+        return 2
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def shared_memory(device: torch.device) -> int:
+    """Bytes of shared memory one program may use on this GPU (opt-in); no limit on the CPU."""
+    if device.type != "cuda":
+        return 2**31
+    return torch.cuda.get_device_properties(device).shared_memory_per_block_optin
 
 
 def softmax_forward(x: torch.Tensor, out=None, raw: bool = False) -> torch.Tensor:
@@ -177,11 +216,17 @@ def softmax_forward(x: torch.Tensor, out=None, raw: bool = False) -> torch.Tenso
     if y.numel() == 0:
         return y
     x2, y2 = rows(x), y.view(-1, x.shape[-1])
-    block, warps, one_block = launch_plan(x2.shape[1], x.element_size(), "forward")
-    kernel = softmax_kernel if one_block else softmax_online_kernel
-    (kernel if raw else wrap_triton(kernel))[(x2.shape[0],)](
-        x2, y2, x2.shape[1], x2.stride(0), y2.stride(0), BLOCK=block, num_warps=warps
-    )
+    (m, n), strides = x2.shape, (x2.stride(0), y2.stride(0))
+    block, warps, one_block, stages = launch_plan(n, x.element_size(), "forward", x.device)
+    if one_block:
+        programs = m if stages == 1 else min(m, sm_count(x.device))
+        (softmax_kernel if raw else wrap_triton(softmax_kernel))[(programs,)](
+            x2, y2, m, n, *strides, BLOCK=block, STAGES=stages, num_warps=warps
+        )
+    else:
+        (softmax_online_kernel if raw else wrap_triton(softmax_online_kernel))[(m,)](
+            x2, y2, n, *strides, BLOCK=block, num_warps=warps
+        )
     return y
 
 
@@ -191,11 +236,10 @@ def softmax_backward_launch(dy: torch.Tensor, y: torch.Tensor, raw: bool = False
     if dx.numel() == 0:
         return dx
     dy2, y2, dx2 = rows(dy), rows(y), dx.view(-1, y.shape[-1])
-    block, warps, one_block = launch_plan(y2.shape[1], y.element_size(), "backward")
+    block, warps, one_block, _ = launch_plan(y2.shape[1], y.element_size(), "backward", y.device)
     (softmax_bwd_kernel if raw else wrap_triton(softmax_bwd_kernel))[(y2.shape[0],)](
         dy2, y2, dx2, y2.shape[1], dy2.stride(0), y2.stride(0), dx2.stride(0),
         BLOCK=block, ONE_BLOCK=one_block, num_warps=warps,
-        BACK_TO_FRONT=not one_block and y.element_size() in BACK_TO_FRONT,
     )  # fmt: skip
     return dx
 
@@ -313,8 +357,13 @@ def check_kernels(device: str, raw: bool) -> None:
     shapes = [(0, 8), (4, 0), (1, 1), (3, 7), (5, 1000), (2, 4096), (2, 3, 513)]
     dtypes = DTYPES if device == "cuda" else (torch.float16, torch.float32, torch.float64)
     for dtype in dtypes:
-        longest = MAX_ONE_BLOCK[torch.finfo(dtype).bits // 8]
-        for shape in [*shapes, (2, longest), (2, longest + 3)]:  # one block, then the loop
+        size = torch.finfo(dtype).bits // 8
+        longest = sorted({MAX_ONE_BLOCK[p][size] for p in MAX_ONE_BLOCK})
+        extra = [(2, n + k) for n in longest for k in (0, 3)]  # one block, then the loop
+        if launch_plan(longest[-1], size, "forward", torch.device(device))[3] > 1:
+            rows_ = 2 * sm_count(torch.device(device)) + 1  # programs that take several rows
+            extra += [(rows_, longest[-1]), (rows_, longest[-1] - 8)]  # full, then masked
+        for shape in [*shapes, *extra]:
             x = (torch.randn(*shape[:-1], 2 * shape[-1]) * 5)[..., ::2].to(dtype).to(device)
             y, untouched = guarded(x.shape, dtype, device)
             softmax_forward(x, out=y, raw=raw)
@@ -325,16 +374,13 @@ def check_kernels(device: str, raw: bool) -> None:
             dx = softmax_backward_launch(dy, yr, raw=raw)
             want = torch.ops.cookbook.softmax_backward(dy.cpu().double(), yr.cpu().double())
             torch.testing.assert_close(dx, want.to(dtype).to(device), **tolerance(dtype))
-        print(
-            f"  {device} {str(dtype):14} forward and backward match PyTorch on {shapes}, "
-            f"(2, {longest}) and (2, {longest + 3})"
-        )
+        print(f"  {device} {str(dtype):14} forward and backward match PyTorch on {shapes + extra}")
     inf, nan = float("inf"), float("nan")
     special = torch.tensor([
         [0.0, 1000.0, -1000.0, 2.0], [-inf, 0.0, 1.0, 2.0], [-inf, -inf, -inf, -inf],
         [nan, 0.0, 1.0, 2.0], [inf, 0.0, 1.0, 2.0], [1e30, 1e30, -1e30, 0.0],
     ]).to(device)  # fmt: skip
-    for n_cols in (4, MAX_ONE_BLOCK[4] + 4):  # one block, then the looped kernel
+    for n_cols in (4, MAX_ONE_BLOCK["forward"][4] + 4):  # one block, then the looped kernel
         x = torch.cat([special, torch.full((6, n_cols - 4), -inf, device=device)], dim=1)
         late = torch.full((1, n_cols), -inf, device=device)
         late[0, -3:] = torch.tensor([1.0, 2.0, 3.0])  # finite in the last block only
@@ -365,8 +411,16 @@ def check_operator(device: str) -> None:
     result = torch.library.opcheck(torch.ops.cookbook.softmax.default, (a,), test_utils=tests)
     print(f"opcheck softmax on {device}: {result}")
     expect_error(ValueError, lambda: torch.ops.cookbook.softmax(torch.tensor(1.0, device=device)))
+    too_long = torch.zeros(1, 1, device=device).expand(1, MAX_COLUMNS + 1)  # no memory behind it
+    expect_error(ValueError, lambda: torch.ops.cookbook.softmax(too_long))
     ints = torch.ones(3, dtype=torch.int64, device=device)
     expect_error(TypeError, lambda: torch.ops.cookbook.softmax(ints))
+    if device == "cuda":  # the operator inside torch.compile, on rows the persistent plan takes
+        x = torch.randn(2 * sm_count(torch.device(device)) + 1, 32768, device=device)
+        x = x.to(torch.bfloat16)
+        got = torch.compile(torch.ops.cookbook.softmax, dynamic=False)(x)
+        torch.testing.assert_close(got, reference(x), **tolerance(x.dtype))
+        print(f"  cuda: torch.compile of the operator matches PyTorch on {tuple(x.shape)} bfloat16")
 
 
 # ----------------------------------------------------------------------------- timing
