@@ -189,7 +189,7 @@ def launch_plan(n: int, element_size: int, pass_: str, device: torch.device):
     if block <= MAX_ONE_BLOCK[pass_][element_size]:  # (1)!
         if pass_ == "forward" and block <= 1024:
             return block, 2, True, 1
-        if pass_ == "forward" and element_size == 2 and block == 32768 and n % 8 == 0:  # (2)!
+        if pass_ == "forward" and element_size == 2 and block == 32768 and n % 16 == 0:  # (2)!
             if shared_memory(device) >= 2 * block * element_size + 1024:
                 return block, 16, True, 3
         return block, min(max(block // 1024, 4), 16), True, 1
@@ -362,7 +362,7 @@ def check_kernels(device: str, raw: bool) -> None:
         extra = [(2, n + k) for n in longest for k in (0, 3)]  # one block, then the loop
         if launch_plan(longest[-1], size, "forward", torch.device(device))[3] > 1:
             rows_ = 2 * sm_count(torch.device(device)) + 1  # programs that take several rows
-            extra += [(rows_, longest[-1]), (rows_, longest[-1] - 8)]  # full, then masked
+            extra += [(rows_, longest[-1]), (rows_, longest[-1] - 16)]  # full, then masked
         for shape in [*shapes, *extra]:
             x = (torch.randn(*shape[:-1], 2 * shape[-1]) * 5)[..., ::2].to(dtype).to(device)
             y, untouched = guarded(x.shape, dtype, device)
