@@ -77,6 +77,20 @@ def rmsnorm_bwd_kernel(
     tl.store(dw_partial_ptr + pid * N + cols, dw, mask=mask)  # (5)!
 
 
+@triton.jit
+def dw_sum_kernel(partial_ptr, dw_ptr, P, N, BLOCK_P: tl.constexpr, BLOCK_N: tl.constexpr):
+    """The weight's gradient: the P partial rows summed, in their dtype, and cast once."""
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_N,), partial_ptr.dtype.element_ty)
+    for start in range(0, P, BLOCK_P):  # (6)!
+        rows = start + tl.arange(0, BLOCK_P)
+        mask = (rows[:, None] < P) & (cols[None, :] < N)
+        acc += tl.sum(
+            tl.load(partial_ptr + rows[:, None] * N + cols[None, :], mask=mask, other=0.0), axis=0
+        )
+    tl.store(dw_ptr + cols, acc.to(dw_ptr.dtype.element_ty), mask=cols < N)
+
+
 # --8<-- [end:kernels]
 
 
@@ -159,7 +173,11 @@ def rmsnorm_backward_launch(dy, x, weight, rstd, raw: bool = False):
         dy2, x2, w, rstd.reshape(-1).contiguous(), dx2, partial, m, n, dy2.stride(0),
         x2.stride(0), dx2.stride(0), rows_per_program, BLOCK=block, STAGES=stages, num_warps=warps,
     )  # fmt: skip
-    return dx, partial.sum(0).to(weight.dtype)  # (4)!
+    dw = torch.empty(n, dtype=weight.dtype, device=x.device)
+    (dw_sum_kernel if raw else wrap_triton(dw_sum_kernel))[(triton.cdiv(n, 32),)](
+        partial, dw, programs, n, BLOCK_P=64, BLOCK_N=32, num_warps=4
+    )  # (4)!
+    return dx, dw
 
 
 # --8<-- [end:launch]
@@ -301,7 +319,7 @@ def guarded(shape, dtype, device):
 
 def check_kernels(device: str, raw: bool) -> None:
     torch.manual_seed(0)
-    shapes = [(0, 8), (1, 1), (3, 7), (5, 1000), (40, 64), (2, 3, 513), (2, MAX_N)]
+    shapes = [(0, 8), (1, 1), (3, 7), (5, 1000), (40, 64), (300, 1000), (2, 3, 513), (2, MAX_N)]
     dtypes = DTYPES if device == "cuda" else (torch.float16, torch.float32, torch.float64)
     for dtype in dtypes:
         for shape in shapes:
