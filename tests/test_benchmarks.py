@@ -170,6 +170,13 @@ def expected_figures(rows: list[dict]) -> dict[str, float]:
         if pass_ == "matmul" and impl != "cublas":
             name = f"{impl}_of_cublas_{dtype}_{'x'.join(map(str, shape))}"
             out[name] = floor3(at["cublas", pass_, shape, dtype] / t)
+    calls = {(r["impl"], r["pass"], tuple(r["shape"]), r["dtype"]): r["ms_median"]
+             for r in rows if r["clock"] == "call"}  # fmt: skip
+    for row in rows:  # per call: Liger's call over the autograd.Function route's
+        impl, pass_, shape, dtype = row["impl"], row["pass"], tuple(row["shape"]), row["dtype"]
+        if row["clock"] == "call" and impl == "triton_fn":  # at every shape
+            ratio = floor3(calls["liger", pass_, shape, dtype] / calls[impl, pass_, shape, dtype])
+            put(pass_, dtype, shape, "liger_over_fn_call", ratio)
     for (pass_, dtype, kind), values in lowest.items():
         out[f"{pass_}_{dtype}_{kind}"] = min(values)
     return out

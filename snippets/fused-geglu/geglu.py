@@ -109,7 +109,11 @@ def check_inputs(*tensors: torch.Tensor) -> None:
 
 def rows(t: torch.Tensor) -> torch.Tensor:
     """A (rows, N) view whose last dimension is contiguous; a copy only when it must be."""
-    t2 = t.reshape(-1, t.shape[-1]) if t.dim() else t.reshape(1, 1)  # (1)!
+    if not t.dim():  # (1)!
+        return t.reshape(1, 1)
+    if t.is_contiguous():
+        return t.view(-1, t.shape[-1])
+    t2 = t.reshape(-1, t.shape[-1])
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
@@ -121,11 +125,11 @@ def launch(kernel, grid, *args, raw: bool = False, **meta) -> None:
 
 def geglu_forward(gate, up, out=None, raw: bool = False) -> torch.Tensor:
     check_inputs(gate, up)
-    out = torch.empty(gate.shape, dtype=gate.dtype, device=gate.device) if out is None else out
+    out = torch.empty_like(gate, memory_format=torch.contiguous_format) if out is None else out
     if out.numel() == 0:  # (2)!
         return out
     g, u, o = rows(gate), rows(up), out.view(-1, out.shape[-1]) if out.dim() else out.view(1, 1)
-    grid = (triton.cdiv(g.shape[1], BLOCK_N), min(g.shape[0], MAX_GRID_Y))
+    grid = ((g.shape[1] + BLOCK_N - 1) // BLOCK_N, min(g.shape[0], MAX_GRID_Y))
     launch(geglu_fwd_kernel, grid, g, u, o, g.shape[0], g.shape[1], g.stride(0), u.stride(0),
            o.stride(0), BLOCK_N=BLOCK_N, raw=raw)  # fmt: skip
     return out
@@ -133,13 +137,13 @@ def geglu_forward(gate, up, out=None, raw: bool = False) -> torch.Tensor:
 
 def geglu_backward_launch(grad, gate, up, raw: bool = False):
     check_inputs(grad, gate, up)
-    dgate = torch.empty(gate.shape, dtype=gate.dtype, device=gate.device)
-    dup = torch.empty(gate.shape, dtype=gate.dtype, device=gate.device)
+    dgate = torch.empty_like(gate, memory_format=torch.contiguous_format)
+    dup = torch.empty_like(gate, memory_format=torch.contiguous_format)
     if dgate.numel() == 0:
         return dgate, dup
     d, g, u = rows(grad), rows(gate), rows(up)
     dg, du = dgate.view(d.shape), dup.view(d.shape)
-    grid = (triton.cdiv(g.shape[1], BLOCK_N), min(g.shape[0], MAX_GRID_Y))
+    grid = ((g.shape[1] + BLOCK_N - 1) // BLOCK_N, min(g.shape[0], MAX_GRID_Y))
     launch(geglu_bwd_kernel, grid, d, g, u, dg, du, g.shape[0], g.shape[1], d.stride(0), g.stride(0),
            u.stride(0), dg.stride(0), du.stride(0), BLOCK_N=BLOCK_N, raw=raw)  # fmt: skip
     return dgate, dup
@@ -222,7 +226,7 @@ geglu.register_autograd(backward, setup_context=setup_context)
 
 class GegluFunction(torch.autograd.Function):
     """The same kernels without an operator: raw launches in an autograd.Function, the way
-    Liger-Kernel ships its kernels. Only the host cost per call is measured with it."""
+    Liger-Kernel ships its kernels: the route to take in eager code, timed beside the operator."""
 
     @staticmethod
     def forward(ctx, gate, up):
@@ -327,6 +331,22 @@ def expect_error(error: type[Exception], call) -> None:
         print(f"  rejected as expected: {type(exc).__name__}: {exc}")
     else:
         raise AssertionError(f"expected {error.__name__}, got a result")
+
+
+def check_function(device: str) -> None:
+    """The autograd.Function route (raw launches), forward and both gradients, against the
+    float64 reference, on strided halves of one tensor of an odd width."""
+    gate, up = torch.randn(3, 5, 2 * 37, device=device).chunk(2, dim=-1)
+    gate, up = gate.requires_grad_(), up.requires_grad_()
+    grad = torch.randn(3, 5, 37, device=device)
+    out = GegluFunction.apply(gate, up)
+    got = torch.autograd.grad(out, (gate, up), grad)
+    torch.testing.assert_close(
+        out, reference(gate.detach(), up.detach()), **tolerance(torch.float32)
+    )
+    for a, b in zip(got, reference_grads(grad, gate.detach(), up.detach()), strict=True):
+        torch.testing.assert_close(a, b, **tolerance(torch.float32))
+    print(f"autograd.Function on {device}: forward and both gradients match the reference")
 
 
 def check_operator(device: str) -> None:
@@ -458,12 +478,12 @@ def floor3(x: float) -> float:
     return math.floor(x * 1000) / 1000
 
 
-def ratio_figure(num: dict, den: dict, op: str, shape: str, dtype: str) -> dict:
-    """num's kernel time over den's, with the spread its 20/80 % quantiles allow."""
+def ratio_figure(num: dict, den: dict, op: str, shape: str, dtype: str, clock="kernel") -> dict:
+    """num's time over den's, on one clock, with the spread its 20/80 % quantiles allow."""
     return {
         "value": floor3(num["ms_median"] / den["ms_median"]),
         "low": floor3(num["ms_p20"] / den["ms_p80"]), "high": floor3(num["ms_p80"] / den["ms_p20"]),
-        "spread": "p20-p80", "statistic": "ratio", "clock": "kernel", "op": op, "shape": shape,
+        "spread": "p20-p80", "statistic": "ratio", "clock": clock, "op": op, "shape": shape,
         "dtype": dtype,
     }  # fmt: skip
 
@@ -499,6 +519,30 @@ def memory_bound_figures(rows: list[dict], describe) -> dict:
     for (pass_, dtype, kind), found in per_shape.items():
         figure = min(found, key=lambda f: f["value"])
         figures[f"{pass_}_{dtype}_{kind}"] = {
+            **figure,
+            "op": f"{figure['op']}, the lowest of {len(found)} shapes",
+        }
+    return figures
+
+
+def call_figures(rows: list[dict], describe) -> dict:
+    """Per pass, dtype and shape, every benchmarked one, from call times (host launch included):
+    Liger-Kernel's call time over the autograd.Function route's, the route the page recommends
+    in eager code; then, per pass and dtype, the lowest over the shapes."""
+    at = {(r["impl"], r["pass"], tuple(r["shape"]), r["dtype"]): r
+          for r in rows if r["clock"] == "call"}  # fmt: skip
+    figures, per_shape = {}, {}
+    for (impl, pass_, shape, dtype), t in at.items():
+        if impl != "triton_fn":
+            continue
+        figure = ratio_figure(
+            at["liger", pass_, shape, dtype], t, f"{pass_}: Liger-Kernel's call time over the "
+            "autograd.Function route's", describe(shape), dtype, clock="call")  # fmt: skip
+        figures[f"{pass_}_{dtype}_{'x'.join(map(str, shape))}_liger_over_fn_call"] = figure
+        per_shape.setdefault((pass_, dtype), []).append(figure)
+    for (pass_, dtype), found in per_shape.items():
+        figure = min(found, key=lambda f: f["value"])
+        figures[f"{pass_}_{dtype}_liger_over_fn_call"] = {
             **figure,
             "op": f"{figure['op']}, the lowest of {len(found)} shapes",
         }
@@ -558,8 +602,9 @@ def benchmark(shapes, dtypes) -> list[dict]:
     for dtype in dtypes:
         for tokens, hidden in shapes:
             torch._dynamo.reset()  # (1)!
-            impls = {"triton": torch.ops.cookbook.geglu, "eager": eager,
-                     "compile": torch.compile(eager, dynamic=False), "liger": liger}  # fmt: skip
+            impls = {"triton": torch.ops.cookbook.geglu, "triton_fn": GegluFunction.apply,
+                     "eager": eager, "compile": torch.compile(eager, dynamic=False),
+                     "liger": liger}  # fmt: skip
             gen = torch.Generator("cuda").manual_seed(tokens + hidden)
             projected = torch.randn(tokens, 2 * hidden, generator=gen, device="cuda", dtype=dtype)
             gate, up = projected.chunk(2, dim=-1)  # (2)!
@@ -638,14 +683,18 @@ if __name__ == "__main__":
     # --8<-- [end:call]
     if INTERPRETED:
         check_kernels("cpu", raw=True)
+        check_function("cpu")
     for device in devices:
         check_operator(device)
     if torch.cuda.is_available():
         check_kernels("cuda", raw=False)
+        check_function("cuda")
         rows_ = benchmark(SHAPES, BENCH_DTYPES)
         for r in rows_:
             print(f"benchmark: {json.dumps(r)}")
-        figures = memory_bound_figures(rows_, lambda s: f"gate, up: ({s[0]}, {s[1]})")
+        describe = lambda s: f"gate, up: ({s[0]}, {s[1]})"
+        figures = memory_bound_figures(rows_, describe)
+        figures.update(call_figures(rows_, describe))
         figures.update(host_figures(host_costs(), f"gate, up: {HOST_SHAPE}, requires grad",
                                     "float32"))  # fmt: skip
         print("figures: " + json.dumps(figures))

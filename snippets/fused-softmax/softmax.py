@@ -20,6 +20,7 @@ checked on an input matrix; on a GPU, a benchmark against PyTorch eager, torch.c
 Liger-Kernel and a device copy, in kernel time and in call time, printed as rows.
 """
 
+import functools
 import math
 import os
 import statistics
@@ -178,24 +179,29 @@ def check_input(x: torch.Tensor, *others: torch.Tensor) -> None:
 
 
 def rows(t: torch.Tensor) -> torch.Tensor:
+    """A (rows, N) view whose last dimension is contiguous; a copy only when it must be."""
+    if t.is_contiguous():
+        return t.view(-1, t.shape[-1])
     t2 = t.reshape(-1, t.shape[-1])
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
+@functools.cache  # (1)!
 def launch_plan(n: int, element_size: int, pass_: str, device: torch.device):
     """(BLOCK, num_warps, one block?, stages) for rows of n elements in the "forward" or
     "backward"; stages > 1: one program per SM, its next rows loaded while it works on this one."""
     block = triton.next_power_of_2(n)
-    if block <= MAX_ONE_BLOCK[pass_][element_size]:  # (1)!
+    if block <= MAX_ONE_BLOCK[pass_][element_size]:  # (2)!
         if pass_ == "forward" and block <= 1024:
             return block, 2, True, 1
-        if pass_ == "forward" and element_size == 2 and block == 32768 and n % 16 == 0:  # (2)!
+        if pass_ == "forward" and element_size == 2 and block == 32768 and n % 16 == 0:  # (3)!
             if shared_memory(device) >= 2 * block * element_size + 1024:
                 return block, 16, True, 3
         return block, min(max(block // 1024, 4), 16), True, 1
     return (*LOOP_PLAN.get((pass_, element_size), LOOP_PLAN_DEFAULT), False, 1)
 
 
+@functools.cache
 def sm_count(device: torch.device) -> int:
     """Streaming multiprocessors on a GPU; on the CPU (the interpreter), 2 programs."""
     if device.type != "cuda":
@@ -203,6 +209,7 @@ def sm_count(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
+@functools.cache
 def shared_memory(device: torch.device) -> int:
     """Bytes of shared memory one program may use on this GPU (opt-in); no limit on the CPU."""
     if device.type != "cuda":
@@ -212,12 +219,12 @@ def shared_memory(device: torch.device) -> int:
 
 def softmax_forward(x: torch.Tensor, out=None, raw: bool = False) -> torch.Tensor:
     check_input(x)
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device) if out is None else out
+    y = torch.empty_like(x, memory_format=torch.contiguous_format) if out is None else out
     if y.numel() == 0:
         return y
     x2, y2 = rows(x), y.view(-1, x.shape[-1])
     (m, n), strides = x2.shape, (x2.stride(0), y2.stride(0))
-    block, warps, one_block, stages = launch_plan(n, x.element_size(), "forward", x.device)
+    block, warps, one_block, stages = launch_plan(int(n), x.element_size(), "forward", x.device)
     if one_block:
         programs = m if stages == 1 else min(m, sm_count(x.device))
         (softmax_kernel if raw else wrap_triton(softmax_kernel))[(programs,)](
@@ -232,11 +239,12 @@ def softmax_forward(x: torch.Tensor, out=None, raw: bool = False) -> torch.Tenso
 
 def softmax_backward_launch(dy: torch.Tensor, y: torch.Tensor, raw: bool = False):
     check_input(dy, y)
-    dx = torch.empty(y.shape, dtype=y.dtype, device=y.device)
+    dx = torch.empty_like(y, memory_format=torch.contiguous_format)
     if dx.numel() == 0:
         return dx
     dy2, y2, dx2 = rows(dy), rows(y), dx.view(-1, y.shape[-1])
-    block, warps, one_block, _ = launch_plan(y2.shape[1], y.element_size(), "backward", y.device)
+    n = int(y2.shape[1])  # a plain int even where torch.compile traces sizes symbolically
+    block, warps, one_block, _ = launch_plan(n, y.element_size(), "backward", y.device)
     (softmax_bwd_kernel if raw else wrap_triton(softmax_bwd_kernel))[(y2.shape[0],)](
         dy2, y2, dx2, y2.shape[1], dy2.stride(0), y2.stride(0), dx2.stride(0),
         BLOCK=block, ONE_BLOCK=one_block, num_warps=warps,
@@ -309,7 +317,7 @@ softmax.register_autograd(backward, setup_context=setup_context)
 
 class SoftmaxFunction(torch.autograd.Function):
     """The same kernels without an operator: raw launches in an autograd.Function, the way
-    Liger-Kernel ships its kernels. Only the host cost per call is measured with it."""
+    Liger-Kernel ships its kernels: the route to take in eager code, timed beside the operator."""
 
     @staticmethod
     def forward(ctx, x):
@@ -396,6 +404,20 @@ def expect_error(error: type[Exception], call) -> None:
         print(f"  rejected as expected: {type(exc).__name__}: {exc}")
     else:
         raise AssertionError(f"expected {error.__name__}, got a result")
+
+
+def check_function(device: str) -> None:
+    """The autograd.Function route (raw launches), forward and backward, against the float64
+    reference, on an odd shape."""
+    x = torch.randn(3, 5, 37, device=device, requires_grad=True)
+    dy = torch.randn(3, 5, 37, device=device)
+    y = SoftmaxFunction.apply(x)
+    (dx,) = torch.autograd.grad(y, x, dy)
+    want = torch.softmax(x.detach().double(), dim=-1)
+    want_dx = want * (dy.double() - (dy.double() * want).sum(-1, keepdim=True))
+    torch.testing.assert_close(y, want.float(), **tolerance(torch.float32))
+    torch.testing.assert_close(dx, want_dx.float(), rtol=1e-5, atol=1e-6)
+    print(f"autograd.Function on {device}: forward and backward match the reference")
 
 
 def check_operator(device: str) -> None:
@@ -529,12 +551,12 @@ def floor3(x: float) -> float:
     return math.floor(x * 1000) / 1000
 
 
-def ratio_figure(num: dict, den: dict, op: str, shape: str, dtype: str) -> dict:
-    """num's kernel time over den's, with the spread its 20/80 % quantiles allow."""
+def ratio_figure(num: dict, den: dict, op: str, shape: str, dtype: str, clock="kernel") -> dict:
+    """num's time over den's, on one clock, with the spread its 20/80 % quantiles allow."""
     return {
         "value": floor3(num["ms_median"] / den["ms_median"]),
         "low": floor3(num["ms_p20"] / den["ms_p80"]), "high": floor3(num["ms_p80"] / den["ms_p20"]),
-        "spread": "p20-p80", "statistic": "ratio", "clock": "kernel", "op": op, "shape": shape,
+        "spread": "p20-p80", "statistic": "ratio", "clock": clock, "op": op, "shape": shape,
         "dtype": dtype,
     }  # fmt: skip
 
@@ -570,6 +592,30 @@ def memory_bound_figures(rows: list[dict], describe) -> dict:
     for (pass_, dtype, kind), found in per_shape.items():
         figure = min(found, key=lambda f: f["value"])
         figures[f"{pass_}_{dtype}_{kind}"] = {
+            **figure,
+            "op": f"{figure['op']}, the lowest of {len(found)} shapes",
+        }
+    return figures
+
+
+def call_figures(rows: list[dict], describe) -> dict:
+    """Per pass, dtype and shape, every benchmarked one, from call times (host launch included):
+    Liger-Kernel's call time over the autograd.Function route's, the route the page recommends
+    in eager code; then, per pass and dtype, the lowest over the shapes."""
+    at = {(r["impl"], r["pass"], tuple(r["shape"]), r["dtype"]): r
+          for r in rows if r["clock"] == "call"}  # fmt: skip
+    figures, per_shape = {}, {}
+    for (impl, pass_, shape, dtype), t in at.items():
+        if impl != "triton_fn":
+            continue
+        figure = ratio_figure(
+            at["liger", pass_, shape, dtype], t, f"{pass_}: Liger-Kernel's call time over the "
+            "autograd.Function route's", describe(shape), dtype, clock="call")  # fmt: skip
+        figures[f"{pass_}_{dtype}_{'x'.join(map(str, shape))}_liger_over_fn_call"] = figure
+        per_shape.setdefault((pass_, dtype), []).append(figure)
+    for (pass_, dtype), found in per_shape.items():
+        figure = min(found, key=lambda f: f["value"])
+        figures[f"{pass_}_{dtype}_liger_over_fn_call"] = {
             **figure,
             "op": f"{figure['op']}, the lowest of {len(found)} shapes",
         }
@@ -629,8 +675,9 @@ def benchmark(shapes, dtypes) -> list[dict]:
     for dtype in dtypes:
         for n_rows, n_cols in shapes:
             torch._dynamo.reset()  # (1)!
-            impls = {"triton": torch.ops.cookbook.softmax, "eager": eager,
-                     "compile": torch.compile(eager, dynamic=False), "liger": liger}  # fmt: skip
+            impls = {"triton": torch.ops.cookbook.softmax, "triton_fn": SoftmaxFunction.apply,
+                     "eager": eager, "compile": torch.compile(eager, dynamic=False),
+                     "liger": liger}  # fmt: skip
             gen = torch.Generator("cuda").manual_seed(n_rows + n_cols)
             x = torch.randn(n_rows, n_cols, generator=gen, device="cuda", dtype=dtype)
             dy = torch.randn(n_rows, n_cols, generator=gen, device="cuda", dtype=dtype)
@@ -693,14 +740,18 @@ if __name__ == "__main__":
     # --8<-- [end:call]
     if INTERPRETED:
         check_kernels("cpu", raw=True)
+        check_function("cpu")
     for device in devices:
         check_operator(device)
     if torch.cuda.is_available():
         check_kernels("cuda", raw=False)
+        check_function("cuda")
         rows_ = benchmark(SHAPES, BENCH_DTYPES)
         for r in rows_:
             print(f"benchmark: {json.dumps(r)}")
-        figures = memory_bound_figures(rows_, lambda s: f"x: ({s[0]}, {s[1]})")
+        describe = lambda s: f"x: ({s[0]}, {s[1]})"
+        figures = memory_bound_figures(rows_, describe)
+        figures.update(call_figures(rows_, describe))
         figures.update(host_figures(host_costs(), f"x: {HOST_SHAPE}, requires grad", "float32"))
         print("figures: " + json.dumps(figures))
     print("softmax: all checks passed")

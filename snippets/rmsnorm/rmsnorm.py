@@ -19,6 +19,7 @@ eager (F.rms_norm), torch.compile, Liger-Kernel and a device copy, in kernel tim
 time, printed as rows.
 """
 
+import functools
 import math
 import os
 import statistics
@@ -124,33 +125,49 @@ def check_rstd(rstd: torch.Tensor, x: torch.Tensor) -> None:
 
 
 def rows(t: torch.Tensor) -> torch.Tensor:
+    """A (rows, N) view whose last dimension is contiguous; a copy only when it must be."""
+    if t.is_contiguous():
+        return t.view(-1, t.shape[-1])
     t2 = t.reshape(-1, t.shape[-1])
     return t2 if t2.stride(-1) == 1 else t2.contiguous()
 
 
-def fwd_warps(block: int) -> int:
-    return 4 if block <= 4096 else 16  # (1)!
+@functools.cache
+def sm_count(device: torch.device) -> int:
+    """Streaming multiprocessors on a GPU; on the CPU (the interpreter), 2 programs."""
+    if device.type != "cuda":
+        return 2
+    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def bwd_plan(block: int, element_size: int) -> tuple[int, int, int]:
-    """(programs per SM, warps, stages) for the backward at rows of `block` columns."""
-    per_sm, warps = (2, 8) if block < 8192 and element_size <= 2 else (1, 16)  # (2)!
+@functools.cache  # (1)!
+def fwd_plan(n: int) -> tuple[int, int]:
+    """(BLOCK, num_warps) for the forward at rows of n columns."""
+    block = triton.next_power_of_2(n)
+    return block, 4 if block <= 4096 else 16  # (2)!
+
+
+@functools.cache
+def bwd_plan(n: int, element_size: int, device: torch.device) -> tuple[int, int, int, int]:
+    """(BLOCK, programs at most, warps, stages) for the backward at rows of n columns."""
+    block = triton.next_power_of_2(n)
+    per_sm, warps = (2, 8) if block < 8192 and element_size <= 2 else (1, 16)  # (3)!
     row_bytes = 2 * block * element_size  # one row of x and one of dy in shared memory
     stages = min(3, 160 * 1024 // row_bytes)
-    return per_sm, warps, stages if stages >= 2 else 1
+    return block, per_sm * sm_count(device), warps, stages if stages >= 2 else 1
 
 
 def rmsnorm_forward(x, weight, eps: float, out=None, raw: bool = False):
     check_inputs(x, weight)
-    y = torch.empty(x.shape, dtype=x.dtype, device=x.device) if out is None else out
-    rstd = torch.empty(x.shape[:-1], dtype=rstd_dtype(x.dtype), device=x.device)
+    y = torch.empty_like(x, memory_format=torch.contiguous_format) if out is None else out
+    rstd = x.new_empty(x.shape[:-1], dtype=rstd_dtype(x.dtype))
     if y.numel() == 0:
         return y, rstd.zero_()  # rows of no elements: no kernel writes their rstd
     x2, y2, w = rows(x), y.view(-1, x.shape[-1]), weight.contiguous()
-    block = triton.next_power_of_2(x2.shape[1])
+    block, warps = fwd_plan(int(x2.shape[1]))  # an int even where sizes are traced symbolically
     (rmsnorm_fwd_kernel if raw else wrap_triton(rmsnorm_fwd_kernel))[(x2.shape[0],)](
         x2, w, y2, rstd, x2.shape[1], x2.stride(0), y2.stride(0), eps, BLOCK=block,
-        num_warps=fwd_warps(block),
+        num_warps=warps,
     )  # fmt: skip
     return y, rstd
 
@@ -158,25 +175,23 @@ def rmsnorm_forward(x, weight, eps: float, out=None, raw: bool = False):
 def rmsnorm_backward_launch(dy, x, weight, rstd, raw: bool = False):
     check_inputs(x, weight, dy)
     check_rstd(rstd, x)
-    dx = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    dx = torch.empty_like(x, memory_format=torch.contiguous_format)
     if x.numel() == 0:
         return dx, torch.zeros_like(weight)
     dy2, x2, dx2, w = rows(dy), rows(x), dx.view(-1, x.shape[-1]), weight.contiguous()
     m, n = x2.shape
-    block = triton.next_power_of_2(n)
-    per_sm, warps, stages = bwd_plan(block, x.element_size())
-    sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
-    rows_per_program = triton.cdiv(m, per_sm * sms)
-    programs = triton.cdiv(m, rows_per_program)  # (3)!
-    partial = torch.empty((programs, n), dtype=rstd.dtype, device=x.device)
+    block, most, warps, stages = bwd_plan(int(n), x.element_size(), x.device)
+    rows_per_program = (m + most - 1) // most
+    programs = (m + rows_per_program - 1) // rows_per_program  # (4)!
+    partial = x.new_empty((programs, n), dtype=rstd.dtype)
     (rmsnorm_bwd_kernel if raw else wrap_triton(rmsnorm_bwd_kernel))[(programs,)](
         dy2, x2, w, rstd.reshape(-1).contiguous(), dx2, partial, m, n, dy2.stride(0),
         x2.stride(0), dx2.stride(0), rows_per_program, BLOCK=block, STAGES=stages, num_warps=warps,
     )  # fmt: skip
-    dw = torch.empty(n, dtype=weight.dtype, device=x.device)
-    (dw_sum_kernel if raw else wrap_triton(dw_sum_kernel))[(triton.cdiv(n, 32),)](
+    dw = weight.new_empty(n)
+    (dw_sum_kernel if raw else wrap_triton(dw_sum_kernel))[((n + 31) // 32,)](
         partial, dw, programs, n, BLOCK_P=64, BLOCK_N=32, num_warps=4
-    )  # (4)!
+    )  # (5)!
     return dx, dw
 
 
@@ -263,7 +278,7 @@ rms_norm_op.register_autograd(backward, setup_context=setup_context)
 
 class RMSNormFunction(torch.autograd.Function):
     """The same kernels without an operator: raw launches in an autograd.Function, the way
-    Liger-Kernel ships its kernels. Only the host cost per call is measured with it."""
+    Liger-Kernel ships its kernels: the route to take in eager code, timed beside the operator."""
 
     @staticmethod
     def forward(ctx, x, weight, eps):
@@ -356,6 +371,21 @@ def expect_error(error: type[Exception], call) -> None:
         print(f"  rejected as expected: {type(exc).__name__}: {exc}")
     else:
         raise AssertionError(f"expected {error.__name__}, got a result")
+
+
+def check_function(device: str) -> None:
+    """The autograd.Function route (raw launches), forward and both gradients, against the
+    float64 reference, on an odd shape."""
+    x = torch.randn(3, 5, 37, device=device, requires_grad=True)
+    w = (torch.rand(37, device=device) + 0.5).requires_grad_()
+    dy = torch.randn(3, 5, 37, device=device)
+    y = RMSNormFunction.apply(x, w, EPS)
+    dx, dw = torch.autograd.grad(y, (x, w), dy)
+    want_dx, want_dw = reference_grads(dy, x.detach(), w.detach())
+    torch.testing.assert_close(y, reference(x.detach(), w.detach()), **tolerance(torch.float32))
+    torch.testing.assert_close(dx, want_dx, **tolerance(torch.float32))
+    torch.testing.assert_close(dw, want_dw, **tolerance(torch.float32, rows_summed=15))
+    print(f"autograd.Function on {device}: forward and both gradients match the reference")
 
 
 def check_operator(device: str) -> None:
@@ -488,12 +518,12 @@ def floor3(x: float) -> float:
     return math.floor(x * 1000) / 1000
 
 
-def ratio_figure(num: dict, den: dict, op: str, shape: str, dtype: str) -> dict:
-    """num's kernel time over den's, with the spread its 20/80 % quantiles allow."""
+def ratio_figure(num: dict, den: dict, op: str, shape: str, dtype: str, clock="kernel") -> dict:
+    """num's time over den's, on one clock, with the spread its 20/80 % quantiles allow."""
     return {
         "value": floor3(num["ms_median"] / den["ms_median"]),
         "low": floor3(num["ms_p20"] / den["ms_p80"]), "high": floor3(num["ms_p80"] / den["ms_p20"]),
-        "spread": "p20-p80", "statistic": "ratio", "clock": "kernel", "op": op, "shape": shape,
+        "spread": "p20-p80", "statistic": "ratio", "clock": clock, "op": op, "shape": shape,
         "dtype": dtype,
     }  # fmt: skip
 
@@ -529,6 +559,30 @@ def memory_bound_figures(rows: list[dict], describe) -> dict:
     for (pass_, dtype, kind), found in per_shape.items():
         figure = min(found, key=lambda f: f["value"])
         figures[f"{pass_}_{dtype}_{kind}"] = {
+            **figure,
+            "op": f"{figure['op']}, the lowest of {len(found)} shapes",
+        }
+    return figures
+
+
+def call_figures(rows: list[dict], describe) -> dict:
+    """Per pass, dtype and shape, every benchmarked one, from call times (host launch included):
+    Liger-Kernel's call time over the autograd.Function route's, the route the page recommends
+    in eager code; then, per pass and dtype, the lowest over the shapes."""
+    at = {(r["impl"], r["pass"], tuple(r["shape"]), r["dtype"]): r
+          for r in rows if r["clock"] == "call"}  # fmt: skip
+    figures, per_shape = {}, {}
+    for (impl, pass_, shape, dtype), t in at.items():
+        if impl != "triton_fn":
+            continue
+        figure = ratio_figure(
+            at["liger", pass_, shape, dtype], t, f"{pass_}: Liger-Kernel's call time over the "
+            "autograd.Function route's", describe(shape), dtype, clock="call")  # fmt: skip
+        figures[f"{pass_}_{dtype}_{'x'.join(map(str, shape))}_liger_over_fn_call"] = figure
+        per_shape.setdefault((pass_, dtype), []).append(figure)
+    for (pass_, dtype), found in per_shape.items():
+        figure = min(found, key=lambda f: f["value"])
+        figures[f"{pass_}_{dtype}_liger_over_fn_call"] = {
             **figure,
             "op": f"{figure['op']}, the lowest of {len(found)} shapes",
         }
@@ -589,7 +643,8 @@ def benchmark(shapes, dtypes) -> list[dict]:
     for dtype in dtypes:
         for tokens, hidden in shapes:
             torch._dynamo.reset()  # (1)!
-            impls = {"triton": lambda x, w: rms_norm(x, w, EPS), "eager": eager,
+            impls = {"triton": lambda x, w: rms_norm(x, w, EPS),
+                     "triton_fn": lambda x, w: RMSNormFunction.apply(x, w, EPS), "eager": eager,
                      "compile": torch.compile(eager, dynamic=False), "liger": liger}  # fmt: skip
             gen = torch.Generator("cuda").manual_seed(tokens + hidden)
             x = torch.randn(tokens, hidden, generator=gen, device="cuda", dtype=dtype)
@@ -660,14 +715,18 @@ if __name__ == "__main__":
     # --8<-- [end:call]
     if INTERPRETED:
         check_kernels("cpu", raw=True)
+        check_function("cpu")
     for device in devices:
         check_operator(device)
     if torch.cuda.is_available():
         check_kernels("cuda", raw=False)
+        check_function("cuda")
         rows_ = benchmark(SHAPES, BENCH_DTYPES)
         for r in rows_:
             print(f"benchmark: {json.dumps(r)}")
-        figures = memory_bound_figures(rows_, lambda s: f"x: ({s[0]}, {s[1]}), weight: ({s[1]},)")
+        describe = lambda s: f"x: ({s[0]}, {s[1]}), weight: ({s[1]},)"
+        figures = memory_bound_figures(rows_, describe)
+        figures.update(call_figures(rows_, describe))
         figures.update(host_figures(host_costs(), f"x: {HOST_SHAPE}, requires grad", "float32"))
         print("figures: " + json.dumps(figures))
     print("rms_norm: all checks passed")
