@@ -770,6 +770,40 @@ def rerun_held(lang: str, part: str) -> str:
     raise LookupError(f"no GPU record of {lock.id} holds a re-run summary of part {part!r}")
 
 
+def rerun_held_later(lang: str, part: str) -> str:
+    """What the latest later run of a named part (a run of some of its files, `--only`) held
+    against the record's previous run of the same files, per clock, naming the files."""
+    lock = build_state().lock
+    words = {
+        "en": ({"kernel": "kernel time", "call": "call time", "wall": "wall-clock time"},
+               "{clock} {held} of {total} held ({share:.0%})", ", ",
+               "in a later {platform} run of the {part} part on {date} ({files}), against the "
+               "record's run before it of the same files, ", ", "),
+        "zh": ({"kernel": "内核时间", "call": "每次调用时间", "wall": "墙钟时间"},
+               "{clock} {total} 个中守住 {held} 个（{share:.0%}）", "，",
+               "{date} 在 {platform} 上对 {part} 部分的后续运行（{files}），"
+               "与记录中这些文件的上一次运行相比，",
+               "、"),
+    }[lang]  # fmt: skip
+    for platform in lock.record_platforms:
+        if platform == records.CPU:
+            continue
+        record = records.load_record(lock.id, platform) or {}
+        later = [r for r in record.get("parts", {}).get(part, {}).get("later", []) if "rerun" in r]
+        if later:
+            run = later[-1]
+            files = words[4].join(Path(f).name for f in re.findall(r"--only (\S+)", run["runner"]))
+            clocks = [
+                words[1].format(clock=words[0].get(clock, clock), held=c["held"],
+                                total=c["compared"], share=c["held"] / c["compared"])
+                for clock, c in sorted(run["rerun"].items(), key=lambda i: CLOCK_ORDER.index(i[0]))
+            ]  # fmt: skip
+            intro = words[3].format(platform=platform, part=part, date=run["started"][:10],
+                                    files=files)  # fmt: skip
+            return html.escape(intro + words[2].join(clocks))
+    raise LookupError(f"no GPU record of {lock.id} holds a later re-run summary of part {part!r}")
+
+
 def state_legend(lang: str) -> str:
     """The state vocabulary (records.STATES) as a table: icon, words, and whether CI fails."""
     head = TEXT[lang]["legend"]
@@ -948,6 +982,7 @@ TOKENS = {
     "run_summary": (lambda lang, cards: run_summary(lang), 0),
     "state_legend": (lambda lang, cards: state_legend(lang), 0),
     "rerun_held": (lambda lang, cards, part: rerun_held(lang, part), 1),
+    "rerun_held_later": (lambda lang, cards, part: rerun_held_later(lang, part), 1),
     "verification_matrix": (lambda lang, cards: verification_matrix(lang), 0),
     "lock_history": (lock_history, 2),
     "benchmark_table": (benchmark_table, 2),
