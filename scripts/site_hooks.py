@@ -801,6 +801,9 @@ def rerun_held_later(lang: str, part: str) -> str:
             intro = words[3].format(platform=platform, part=part, date=run["started"][:10],
                                     files=files)  # fmt: skip
             return html.escape(intro + words[2].join(clocks))
+    if not lock.devices:  # a lock verified on the CPU only: nothing measured to compare
+        return html.escape({"en": f"no GPU run of {lock.title} to compare",
+                            "zh": f"{lock.title} 没有 GPU 运行记录可比较"}[lang])  # fmt: skip
     raise LookupError(f"no GPU record of {lock.id} holds a later re-run summary of part {part!r}")
 
 
