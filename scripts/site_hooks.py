@@ -738,73 +738,74 @@ def run_summary(lang: str) -> str:
 CLOCK_ORDER = ("kernel", "call", "wall", "?")
 
 
+RERUN_WORDS = {  # per language: clock names, one clock's count, the separator between counts
+    "en": ({"kernel": "kernel time", "call": "call time", "wall": "wall-clock time"},
+           "{clock} {held} of {total} held ({share:.0%})", ", "),
+    "zh": ({"kernel": "内核时间", "call": "每次调用时间", "wall": "墙钟时间"},
+           "{clock} {total} 个中守住 {held} 个（{share:.0%}）", "，"),
+}  # fmt: skip
+
+
+def rerun_counts(lang: str, rerun: dict) -> str:
+    """A run's rerun summary ({clock: {compared, held}}), clock by clock, in words."""
+    names, item, sep = RERUN_WORDS[lang]
+    return sep.join(
+        item.format(clock=names.get(clock, clock), held=c["held"], total=c["compared"],
+                    share=c["held"] / c["compared"])
+        for clock, c in sorted(rerun.items(), key=lambda i: CLOCK_ORDER.index(i[0]))
+    )  # fmt: skip
+
+
+def gpu_part_runs(part: str):
+    """(platform, the part's entry) of every GPU record of the lock being built."""
+    lock = build_state().lock
+    for platform in lock.record_platforms:
+        if platform != records.CPU:
+            record = records.load_record(lock.id, platform) or {}
+            yield platform, record.get("parts", {}).get(part, {})
+
+
+def no_rerun(lang: str, what: str, part: str) -> str:
+    """A lock verified on the CPU only has nothing measured to compare; a GPU lock must."""
+    lock = build_state().lock
+    if not lock.devices:
+        return html.escape({"en": f"no GPU run of {lock.title} to compare",
+                            "zh": f"{lock.title} 没有 GPU 运行记录可比较"}[lang])  # fmt: skip
+    raise LookupError(f"no GPU record of {lock.id} holds a {what} summary of part {part!r}")
+
+
 def rerun_held(lang: str, part: str) -> str:
     """What the latest GPU run of a named part held against the run before it, per clock, from
     the record (the runner's rerun_summary); a lock whose record has none says so."""
-    lock = build_state().lock
-    words = {
-        "en": ({"kernel": "kernel time", "call": "call time", "wall": "wall-clock time"},
-               "{clock} {held} of {total} held ({share:.0%})", ", ",
-               "in the {platform} run of the {part} part on {date}, against the record's run "
-               "before it, "),
-        "zh": ({"kernel": "内核时间", "call": "每次调用时间", "wall": "墙钟时间"},
-               "{clock} {total} 个中守住 {held} 个（{share:.0%}）", "，",
-               "{date} 在 {platform} 上运行 {part} 部分，与记录中的上一次运行相比，"),
+    intro = {
+        "en": "in the {platform} run of the {part} part on {date}, against the record's run "
+              "before it, ",
+        "zh": "{date} 在 {platform} 上运行 {part} 部分，与记录中的上一次运行相比，",
     }[lang]  # fmt: skip
-    for platform in lock.record_platforms:
-        if platform == records.CPU:
-            continue
-        record = records.load_record(lock.id, platform) or {}
-        info = record.get("parts", {}).get(part, {})
+    for platform, info in gpu_part_runs(part):
         if "rerun" in info:
-            clocks = [
-                words[1].format(clock=words[0].get(clock, clock), held=c["held"],
-                                total=c["compared"], share=c["held"] / c["compared"])
-                for clock, c in sorted(info["rerun"].items(), key=lambda i: CLOCK_ORDER.index(i[0]))
-            ]  # fmt: skip
-            intro = words[3].format(platform=platform, part=part, date=info["started"][:10])
-            return html.escape(intro + words[2].join(clocks))
-    if not lock.devices:  # a lock verified on the CPU only: nothing measured to compare
-        return html.escape({"en": f"no GPU run of {lock.title} to compare",
-                            "zh": f"{lock.title} 没有 GPU 运行记录可比较"}[lang])  # fmt: skip
-    raise LookupError(f"no GPU record of {lock.id} holds a re-run summary of part {part!r}")
+            head = intro.format(platform=platform, part=part, date=info["started"][:10])
+            return html.escape(head + rerun_counts(lang, info["rerun"]))
+    return no_rerun(lang, "re-run", part)
 
 
 def rerun_held_later(lang: str, part: str) -> str:
     """What the latest later run of a named part (a run of some of its files, `--only`) held
     against the record's previous run of the same files, per clock, naming the files."""
-    lock = build_state().lock
-    words = {
-        "en": ({"kernel": "kernel time", "call": "call time", "wall": "wall-clock time"},
-               "{clock} {held} of {total} held ({share:.0%})", ", ",
-               "in a later {platform} run of the {part} part on {date} ({files}), against the "
+    intro, sep = {
+        "en": ("in a later {platform} run of the {part} part on {date} ({files}), against the "
                "record's run before it of the same files, ", ", "),
-        "zh": ({"kernel": "内核时间", "call": "每次调用时间", "wall": "墙钟时间"},
-               "{clock} {total} 个中守住 {held} 个（{share:.0%}）", "，",
-               "{date} 在 {platform} 上对 {part} 部分的后续运行（{files}），"
-               "与记录中这些文件的上一次运行相比，",
-               "、"),
+        "zh": ("{date} 在 {platform} 上对 {part} 部分的后续运行（{files}），"
+               "与记录中这些文件的上一次运行相比，", "、"),
     }[lang]  # fmt: skip
-    for platform in lock.record_platforms:
-        if platform == records.CPU:
-            continue
-        record = records.load_record(lock.id, platform) or {}
-        later = [r for r in record.get("parts", {}).get(part, {}).get("later", []) if "rerun" in r]
+    for platform, info in gpu_part_runs(part):
+        later = [run for run in info.get("later", []) if "rerun" in run]
         if later:
             run = later[-1]
-            files = words[4].join(Path(f).name for f in re.findall(r"--only (\S+)", run["runner"]))
-            clocks = [
-                words[1].format(clock=words[0].get(clock, clock), held=c["held"],
-                                total=c["compared"], share=c["held"] / c["compared"])
-                for clock, c in sorted(run["rerun"].items(), key=lambda i: CLOCK_ORDER.index(i[0]))
-            ]  # fmt: skip
-            intro = words[3].format(platform=platform, part=part, date=run["started"][:10],
-                                    files=files)  # fmt: skip
-            return html.escape(intro + words[2].join(clocks))
-    if not lock.devices:  # a lock verified on the CPU only: nothing measured to compare
-        return html.escape({"en": f"no GPU run of {lock.title} to compare",
-                            "zh": f"{lock.title} 没有 GPU 运行记录可比较"}[lang])  # fmt: skip
-    raise LookupError(f"no GPU record of {lock.id} holds a later re-run summary of part {part!r}")
+            files = sep.join(Path(f).name for f in re.findall(r"--only (\S+)", run["runner"]))
+            head = intro.format(platform=platform, part=part, date=run["started"][:10], files=files)
+            return html.escape(head + rerun_counts(lang, run["rerun"]))
+    return no_rerun(lang, "later re-run", part)
 
 
 def state_legend(lang: str) -> str:
