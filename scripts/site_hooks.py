@@ -109,8 +109,8 @@ TEXT = {
             "{pass_}: kernel time, the device time of the kernels and copies one call launched "
             "(torch.profiler, CUPTI), median and 20–80 % quantiles of {kernel_runs} calls, the L2 "
             "cache flushed before each; call time (host launch included), CUDA events around each "
-            "call (triton.testing.do_bench), median and 20–80 % quantiles of {call_runs} calls, "
-            "the L2 cache cleared before each; compile time excluded; {unit} = the bytes or FLOPs "
+            "call, each started on an idle GPU with the L2 cache flushed, median and 20–80 % "
+            "quantiles of {call_runs} calls; compile time excluded; {unit} = the bytes or FLOPs "
             "the row states over the median kernel time"
         ),
         "bench_caption_clocks": (
@@ -175,8 +175,8 @@ TEXT = {
         "bench_card_clocks": (
             "{pass_}：内核时间，即一次调用所启动的内核与拷贝在设备上的耗时（torch.profiler，CUPTI），"
             "取 {kernel_runs} 次调用的中位数和 20%–80% 分位数，每次调用前清空 L2 缓存；"
-            "每次调用时间（含主机端启动），用 CUDA 事件包住每次调用（triton.testing.do_bench），"
-            "取 {call_runs} 次调用的中位数和 20%–80% 分位数，每次调用前清空 L2 缓存；不含编译时间；"
+            "每次调用时间（含主机端启动），用 CUDA 事件包住每次调用，每次都从空闲的 GPU 开始、"
+            "事先清空 L2 缓存，取 {call_runs} 次调用的中位数和 20%–80% 分位数；不含编译时间；"
             "{unit} = 该行记录的字节数或 FLOP 数除以内核时间的中位数"
         ),
         "bench_caption_clocks": (

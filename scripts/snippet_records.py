@@ -82,9 +82,10 @@ FIGURE_SPREADS = ("min-max", "p20-p80")
 FIGURE_COMPILE = ("included", "excluded")
 # Which clock a time (or a rate computed from one) was read from: "kernel", the GPU time of the
 # kernels alone (CUDA-graph replay such as triton.testing.do_bench_cudagraph, or profiler device
-# time); "call", the time per call with the host launch in it (triton.testing.do_bench, CUDA
-# events around a call); "wall", the host's wall clock. Optional; a page that calls a figure
-# "GPU time" or "kernel time" needs "kernel" (tests/test_defects.py).
+# time); "call", the time per call with the host launch in it (CUDA events around a call, as
+# triton.testing.do_bench records them, or started on an idle GPU); "wall", the host's wall
+# clock. Optional; a page that calls a figure "GPU time" or "kernel time" needs "kernel"
+# (tests/test_defects.py).
 FIGURE_CLOCKS = ("kernel", "call", "wall")
 FIGURE_KEYS = {
     "value",

@@ -377,6 +377,7 @@ def check_operator(device: str) -> None:
 # --8<-- [start:harness]
 FLUSH_BYTES = 256 * 2**20  # more than the H200's 60 MB of L2
 KERNEL_REPEATS = 10
+CALL_REPEATS = 100
 
 
 @triton.jit
@@ -385,12 +386,16 @@ def flush_l2_kernel(buf_ptr, n, BLOCK: tl.constexpr):
     tl.store(buf_ptr + offs, 0, mask=offs < n)
 
 
+def l2_flusher():
+    buf = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    grid = (triton.cdiv(buf.numel(), 8192),)
+    return lambda: flush_l2_kernel[grid](buf, buf.numel(), BLOCK=8192)
+
+
 def kernel_times(fns: list, repeats: int = KERNEL_REPEATS) -> list[list[float]]:
     """Kernel time in ms, `repeats` calls of each fn: the device time of every kernel, copy and
     fill a call launched, read by the profiler (CUPTI), the L2 cache flushed before each call."""
-    buf = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    grid = (triton.cdiv(buf.numel(), 8192),)
-    flush = lambda: flush_l2_kernel[grid](buf, buf.numel(), BLOCK=8192)  # (1)!
+    flush = l2_flusher()  # (1)!
     flush()
     torch.cuda.synchronize()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
@@ -417,10 +422,22 @@ def kernel_times(fns: list, repeats: int = KERNEL_REPEATS) -> list[list[float]]:
     return [times[i * repeats : (i + 1) * repeats] for i in range(len(fns))]
 
 
-def call_times(fn) -> list[float]:
-    """Call time in ms: CUDA events around each call, host launch included (do_bench, the L2
-    cache cleared before each call)."""
-    return triton.testing.do_bench(fn, warmup=10, rep=40, return_mode="all")  # (3)!
+def call_times(fn, repeats: int = CALL_REPEATS) -> list[float]:
+    """Call time in ms, host launch included: CUDA events around each call, each started on an
+    idle GPU with the L2 cache flushed, so that all the host work before the launch counts."""
+    flush, times = l2_flusher(), []
+    for _ in range(3):
+        fn()
+    for _ in range(repeats):
+        flush()
+        torch.cuda.synchronize()  # (3)!
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return times
 
 
 RATES = {"bytes": ("gbps", 1e6), "flops": ("tflops", 1e9)}  # amount / ms / scale
@@ -451,20 +468,38 @@ def measure(calls: dict, shape, dtype) -> list[dict]:
     return rows
 
 
-def host_us(fn, calls: int = 200, repeats: int = 5) -> list[float]:
-    """Wall-clock µs per call over `calls` back-to-back calls on inputs small enough that the
-    GPU waits for the host: what one call costs the CPU."""
-    for _ in range(20):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
+def host_us(routes: dict, calls: int = 200, repeats: int = 5) -> dict[str, list[float]]:
+    """Per route, wall-clock µs per call over `calls` back-to-back calls on inputs small enough
+    that the GPU waits for the host: what one call costs the CPU. The routes take turns, one
+    batch of calls each per repeat, so that a host that slows down or speeds up mid-run moves
+    them all alike."""
+    for fn in routes.values():
+        for _ in range(20):
             fn()
-        torch.cuda.synchronize()
-        out.append((time.perf_counter() - start) / calls * 1e6)
+    torch.cuda.synchronize()
+    out = {route: [] for route in routes}
+    for _ in range(repeats):
+        for route, fn in routes.items():  # (4)!
+            start = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+            out[route].append((time.perf_counter() - start) / calls * 1e6)
     return out
+
+
+def captured(fn) -> torch.cuda.CUDAGraph:
+    """fn captured in a CUDA graph, after warm-up calls on a side stream (PyTorch's recipe)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph
 
 
 # --8<-- [end:harness]
@@ -662,11 +697,14 @@ def host_costs(dtype=torch.float32) -> dict:
         "triton_op_in_compile": lambda: compiled_op(gate, up),
         "triton_op_cuda_graph": lambda: graphed_op(gate_inference, up_inference),
         "autograd_function": lambda: GegluFunction.apply(gate, up),
+        "autograd_function_cuda_graph": captured(
+            lambda: GegluFunction.apply(gate_inference, up_inference)
+        ).replay,
         "liger": lambda: liger(gate, up),
         "eager": lambda: eager(gate, up),
         "compile": lambda: compiled_eager(gate, up),
     }
-    return {route: host_us(fn) for route, fn in routes.items()}
+    return host_us(routes)
 
 
 if __name__ == "__main__":
