@@ -422,21 +422,26 @@ def kernel_times(fns: list, repeats: int = KERNEL_REPEATS) -> list[list[float]]:
     return [times[i * repeats : (i + 1) * repeats] for i in range(len(fns))]
 
 
-def call_times(fn, repeats: int = CALL_REPEATS) -> list[float]:
-    """Call time in ms, host launch included: CUDA events around each call, each started on an
-    idle GPU with the L2 cache flushed, so that all the host work before the launch counts."""
-    flush, times = l2_flusher(), []
-    for _ in range(3):
-        fn()
+def call_times(fns: list, repeats: int = CALL_REPEATS) -> list[list[float]]:
+    """Call time in ms, host launch included, `repeats` calls of each fn: CUDA events around
+    each call, each started on an idle GPU with the L2 cache flushed, so that all the host work
+    before the launch counts. The fns take turns, one call each per round: whatever drifts
+    while they are timed (clocks, the host's load) moves them all alike."""
+    flush, times = l2_flusher(), [[] for _ in fns]
+    for fn in fns:
+        for _ in range(3):
+            fn()
     for _ in range(repeats):
-        flush()
-        torch.cuda.synchronize()  # (3)!
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
+        for fn, out in zip(fns, times, strict=True):
+            flush()
+            torch.cuda.synchronize()  # (3)!
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            out.append(start.elapsed_time(end))
     return times
 
 
@@ -459,12 +464,12 @@ def measure(calls: dict, shape, dtype) -> list[dict]:
     then call time, for each."""
     keys = list(calls)
     kernel = kernel_times([calls[k][0] for k in keys])
+    call = call_times([calls[k][0] for k in keys])
     rows = []
-    for (impl, pass_), times in zip(keys, kernel, strict=True):
-        fn, amount_key, amount = calls[impl, pass_]
-        rows.append(timed_row(impl, pass_, shape, dtype, "kernel", times, amount_key, amount))
-        rows.append(timed_row(impl, pass_, shape, dtype, "call", call_times(fn), amount_key,
-                              amount))  # fmt: skip
+    for (impl, pass_), k_times, c_times in zip(keys, kernel, call, strict=True):
+        _, amount_key, amount = calls[impl, pass_]
+        rows.append(timed_row(impl, pass_, shape, dtype, "kernel", k_times, amount_key, amount))
+        rows.append(timed_row(impl, pass_, shape, dtype, "call", c_times, amount_key, amount))
     return rows
 
 
