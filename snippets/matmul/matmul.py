@@ -697,8 +697,14 @@ def benchmark(shapes, dtypes, fused_shapes) -> list[dict]:
                 bias = torch.randn(N, generator=gen, device="cuda", dtype=dtype)
                 grad = torch.randn(M, N, generator=gen, device="cuda", dtype=dtype)
                 pre = torch.addmm(bias, x, w)
-                fused = {"triton": linear_gelu, "eager": eager,
-                         "compile": torch.compile(eager, dynamic=False)}  # fmt: skip
+                fused = {
+                    "triton": linear_gelu,
+                    "eager": eager,
+                    "compile": torch.compile(eager, dynamic=False),
+                    "compile_max": torch.compile(
+                        eager, dynamic=False, mode="max-autotune-no-cudagraphs"
+                    ),
+                }  # (4)!
                 ref = [t.detach().float().requires_grad_() for t in (x, w, bias)]
                 want = eager(*ref)
                 want_grads = torch.autograd.grad(want, ref, grad.float())
@@ -713,13 +719,13 @@ def benchmark(shapes, dtypes, fused_shapes) -> list[dict]:
                     backward = lambda r=result, ts=leaves: torch.autograd.grad(
                         r, ts, grad, retain_graph=True
                     )
-                    calls[impl, "linear_gelu_backward"] = (backward, "flops", 2 * flops)  # (4)!
+                    calls[impl, "linear_gelu_backward"] = (backward, "flops", 2 * flops)  # (5)!
                 calls["cublas", "linear_gelu"] = (lambda: torch.addmm(bias, x, w), "flops", flops)
                 calls["cublas", "linear_gelu_backward"] = (
                     lambda: (pre @ w.t(), x.t() @ pre),
                     "flops",
                     2 * flops,
-                )  # (5)!
+                )  # (6)!
             out += measure(calls, (M, K, N), dtype)
     return out
 
@@ -777,7 +783,7 @@ def matmul_figures(rows: list[dict]) -> dict:
             figures[f"{impl}_of_cublas_{tag}"] = ratio_figure(
                 cublas, r, f"cuBLAS kernel time over {impl}'s", where, dtype)  # fmt: skip
         if pass_ != "matmul" and impl == "triton":
-            for other in ("eager", "compile", "cublas"):
+            for other in ("eager", "compile", "compile_max", "cublas"):
                 o = at[other, pass_, shape, dtype]
                 kind = f"{other}_over_triton"
                 figure = ratio_figure(o, r, f"{pass_}: {other}'s kernel time over Triton's",
