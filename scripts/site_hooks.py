@@ -774,17 +774,119 @@ def no_rerun(lang: str, what: str, part: str) -> str:
     raise LookupError(f"no GPU record of {lock.id} holds a {what} summary of part {part!r}")
 
 
+RECIPE_NAMES = {  # a recipe file's stem as the pages name the recipe
+    "en": {"geglu": "GeGLU", "rmsnorm": "RMSNorm", "cross_entropy": "cross-entropy"},
+    "zh": {"geglu": "GeGLU", "rmsnorm": "RMSNorm", "cross_entropy": "交叉熵"},
+}
+PER_SHAPE = re.compile(r"_\d+x\d+(x\d+)?_")  # a figure of one shape, not the lowest of several
+
+
+def run_changes(paths: str, pattern: str, lowest=False) -> list[tuple[str, str, float, float]]:
+    """(path, figure, earlier value, this value) of each per-shape figure (with ``lowest``, each
+    figure that names no shape instead; with None, both) of the GPU record whose name matches
+    ``pattern`` (fnmatch),
+    in the space-separated ``paths``, that the run before this one measured too (the row's
+    first ``earlier`` run)."""
+    import fnmatch
+
+    out = []
+    for path in paths.split():
+        entry = _source_entry(path).entry
+        earlier = (entry.get("earlier") or [{}])[0].get("figures", {})
+        for name, figure in entry["figures"].items():
+            one_shape = bool(PER_SHAPE.search(name))
+            if fnmatch.fnmatchcase(name, pattern) and one_shape is not lowest and name in earlier:
+                out.append((path, name, earlier[name], figure["value"]))
+    if not out:
+        raise LookupError(f"no figure {pattern!r} of {paths} has an earlier run to compare")
+    return out
+
+
+def percent(lang: str, value: float) -> str:
+    sign = "+" if value > 0 else "−" if value < 0 else ""
+    return f"{sign}{abs(value):.0%}".replace("%", " %" if lang == "en" else "%")
+
+
+def largest_change(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
+    """The largest change, either way, of the matching figures since the run before this one,
+    rounded up to a whole percent ("9 %")."""
+    try:
+        changes = run_changes(paths, pattern, None)
+    except Unmeasured as exc:
+        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    import math
+
+    largest = max(abs(new / old - 1) for _, _, old, new in changes)
+    return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
+
+
+def change_range(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
+    """The lowest and the highest change of the matching figures since the run before this
+    one, each rounded to a whole percent: "−15 % to +84 %"."""
+    try:
+        changes = [new / old - 1 for _, _, old, new in run_changes(paths, pattern, None)]
+    except Unmeasured as exc:
+        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    word = {"en": " to ", "zh": " 到 "}[lang]
+    return percent(lang, round(min(changes), 2)) + word + percent(lang, round(max(changes), 2))
+
+
+def crossed_one(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
+    """How many matching ratios lie on the other side of 1.0 than in the run before this one."""
+    try:
+        changes = run_changes(paths, pattern)
+    except Unmeasured as exc:
+        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    return str(sum((old >= 1.0) != (new >= 1.0) for _, _, old, new in changes))
+
+
+def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, lowest=False) -> str:
+    """The matching ratios that crossed 1.0 since the run before this one, by pass, dtype and
+    shape ("bfloat16 backward at 1024 × 4096"; with ``lowest``, the figures over all shapes, by
+    pass and dtype), with their file where several are asked for."""
+    try:
+        changes = run_changes(paths, pattern, lowest)
+    except Unmeasured as exc:
+        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    passes = {
+        "en": {"forward": "forward", "backward": "backward",
+               "forward_backward": "forward and backward"},
+        "zh": {"forward": "前向", "backward": "反向", "forward_backward": "前向加反向"},
+    }[lang]  # fmt: skip
+    several = len(paths.split()) > 1
+    cells = []
+    for path, name, old, new in changes:
+        if (old >= 1.0) == (new >= 1.0):
+            continue
+        m = re.match(r"(forward_backward|forward|backward)_([a-z]+\d+)_(\d+(?:x\d+)+_)?", name)
+        if not m:
+            raise LookupError(f"{name}: not a pass_dtype(_shape) figure")
+        pass_, dtype, shape = m.group(1), m.group(2), (m.group(3) or "")[:-1].replace("x", " × ")
+        where = f"{RECIPE_NAMES[lang].get(Path(path).stem, Path(path).stem)} " if several else ""
+        at = (" at " if lang == "en" else " ") + shape if shape else ""
+        cells.append(f"{where}{dtype} {passes[pass_]}{at}")
+    return html.escape(
+        {"en": ", ", "zh": "、"}[lang].join(cells) or {"en": "none", "zh": "无"}[lang]
+    )
+
+
 def rerun_held(lang: str, part: str) -> str:
     """What the latest GPU run of a named part held against the run before it, per clock, from
     the record (the runner's rerun_summary); a lock whose record has none says so."""
-    intro = {
-        "en": "in the {platform} run of the {part} part on {date}, against the record's run "
-              "before it, ",
-        "zh": "{date} 在 {platform} 上运行 {part} 部分，与记录中的上一次运行相比，",
+    intro, files_intro, sep = {
+        "en": ("in the {platform} run of the {part} part on {date}, against the record's run "
+               "before it, ", "in the {platform} run of the {part} part on {date}, against the "
+               "record's run before it of the files unchanged since ({files}), ", ", "),
+        "zh": ("{date} 在 {platform} 上运行 {part} 部分，与记录中的上一次运行相比，",
+               "{date} 在 {platform} 上运行 {part} 部分，其中自上一次运行以来没有改动的文件"
+               "（{files}）与记录中的上一次运行相比，", "、"),
     }[lang]  # fmt: skip
     for platform, info in gpu_part_runs(part):
         if "rerun" in info:
-            head = intro.format(platform=platform, part=part, date=info["started"][:10])
+            files = sep.join(Path(f).name for f in info.get("rerun_files", []))
+            head = (files_intro if files else intro).format(
+                platform=platform, part=part, date=info["started"][:10], files=files
+            )
             return html.escape(head + rerun_counts(lang, info["rerun"]))
     return no_rerun(lang, "re-run", part)
 
@@ -987,6 +1089,14 @@ TOKENS = {
     "state_legend": (lambda lang, cards: state_legend(lang), 0),
     "rerun_held": (lambda lang, cards, part: rerun_held(lang, part), 1),
     "rerun_held_later": (lambda lang, cards, part: rerun_held_later(lang, part), 1),
+    "largest_change": (largest_change, 2),
+    "change_range": (change_range, 2),
+    "crossed_one": (crossed_one, 2),
+    "crossed_cells": (crossed_cells, 2),
+    "crossed_lowest": (
+        lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, True),
+        2,
+    ),
     "verification_matrix": (lambda lang, cards: verification_matrix(lang), 0),
     "lock_history": (lock_history, 2),
     "benchmark_table": (benchmark_table, 2),

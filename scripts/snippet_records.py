@@ -868,6 +868,12 @@ def rerun_summary(rows: list[dict], previous_rows: dict[str, dict]) -> dict[str,
     return dict(sorted(summary.items()))
 
 
+def rerun_files(rows: list[dict], previous_rows: dict[str, dict]) -> list[str]:
+    """The files of ``rows`` that rerun_summary compared: unchanged since the record's previous
+    run of them, and passed in both runs."""
+    return sorted(r["path"] for r in rows if rerun_comparison(previous_rows.get(r["path"]), r))
+
+
 def validate_rerun(rerun: object, where: str) -> None:
     ok = isinstance(rerun, dict) and all(
         isinstance(c, dict) and set(c) == {"compared", "held"} and 0 <= c["held"] <= c["compared"]
@@ -931,14 +937,20 @@ def validate_record(record: dict, where: str = "record") -> None:
         if name not in GPU_PARTS:
             raise ValueError(f"{where}: part {name!r} is not one of {list(GPU_PARTS)}")
         need(part, ("started", "finished", "runner"), f"part {name}")
-        if "rerun" in part:
-            validate_rerun(part["rerun"], f"{where}: part {name}")
-        for later in part.get("later", []):  # files of the part re-run after its whole run
-            need(later, ("started", "finished", "runner"), f"part {name}, later run")
-            if "--only" not in later["runner"]:
-                raise ValueError(f"{where}: part {name}: a later run names its files (--only)")
-            if "rerun" in later:
-                validate_rerun(later["rerun"], f"{where}: part {name}, later run")
+        for run, what in [(part, f"part {name}")] + [
+            (later, f"part {name}, later run") for later in part.get("later", [])
+        ]:
+            if run is not part:  # files of the part re-run after its whole run
+                need(run, ("started", "finished", "runner"), what)
+                if "--only" not in run["runner"]:
+                    raise ValueError(f"{where}: part {name}: a later run names its files (--only)")
+            if "rerun" in run:
+                validate_rerun(run["rerun"], f"{where}: {what}")
+            files = run.get("rerun_files", [])  # optional: runs before 2026-12-06 lack it
+            if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+                raise ValueError(f"{where}: {what}: rerun_files lists the files compared")
+            if files and "rerun" not in run:
+                raise ValueError(f"{where}: {what}: rerun_files without a rerun summary")
     for entry in record["snippets"]:
         need(
             entry,

@@ -425,6 +425,7 @@ def print_rerun_report(rows: list[dict], previous_rows: dict[str, dict]) -> None
     if not compared:
         return
     print("\nagainst the record's previous run of the same files:")
+    print("  files compared: " + ", ".join(records.rerun_files(rows, previous_rows)))
     for clock, counts in records.rerun_summary(rows, previous_rows).items():
         held, total = counts["held"], counts["compared"]
         print(f"  {clock}: {held} of {total} held ({100 * held / total:.0f} %)")
@@ -608,6 +609,7 @@ def main(argv: list[str] | None = None) -> int:
                 rerun = records.rerun_summary(rows, previous_rows)
                 if rerun:  # what held against the record's previous run of the same files
                     this["rerun"] = rerun
+                    this["rerun_files"] = records.rerun_files(rows, previous_rows)
                 whole = parts.get(args.part, {})
                 if args.only and whole and "--only" not in whole["runner"]:
                     # a few files of a part re-run later: the part's whole run stays on record

@@ -237,3 +237,57 @@ def test_a_later_run_of_a_few_files_keeps_the_parts_whole_run_on_record():
     bad = dict(record, parts={**record["parts"], "cookbook": dict(whole, later=[unnamed])})
     with pytest.raises(ValueError, match="names its files"):
         records.validate_record(bad)
+
+
+def test_a_rerun_names_the_files_it_compared():
+    """A part's re-run counts only the files unchanged since the record's previous run, and the
+    record says which: a changed file (another sha256) or a failed run is left out."""
+    bench = {"impl": "triton", "pass": "forward", "shape": [4, 8], "dtype": "bf16",
+             "clock": "kernel", "ms_median": 1.0, "ms_p20": 0.99, "ms_p80": 1.01}  # fmt: skip
+    old = {p: {"path": p, "sha256": "a", "status": "passed", "figures": {}, "benchmark": [bench]}
+           for p in ("snippets/a/a.py", "snippets/b/b.py", "snippets/c/c.py")}  # fmt: skip
+    new = [old["snippets/a/a.py"], dict(old["snippets/b/b.py"], sha256="b"),
+           dict(old["snippets/c/c.py"], status="failed")]  # fmt: skip
+    assert records.rerun_files(new, old) == ["snippets/a/a.py"]
+    record = records.load_record("torch-2.11.0-triton-3.6.0", "nvidia-h200")
+    part = dict(record["parts"]["cookbook"], rerun_files=["snippets/a/a.py"])
+    records.validate_record(dict(record, parts={**record["parts"], "cookbook": part}))
+    part.pop("rerun", None)
+    with pytest.raises(ValueError, match="without a rerun summary"):
+        records.validate_record(dict(record, parts={**record["parts"], "cookbook": part}))
+
+
+def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
+    """largest_change, change_range, crossed_one, crossed_cells and crossed_lowest read each
+    figure beside the row's first earlier run: per-shape figures, or those over all shapes."""
+    import types
+
+    import site_hooks
+
+    figures = {
+        "forward_bfloat16_16x32_liger_over_fn_call": (1.02, 0.97),  # crossed, -4.9 %
+        "backward_float32_16x32_liger_over_fn_call": (1.10, 1.21),  # +10 %
+        "forward_backward_bfloat16_8x64_liger_over_fn_call": (0.95, 1.01),  # crossed
+        "forward_bfloat16_liger_over_fn_call": (1.02, 0.97),  # the lowest over shapes: crossed
+        "host_us_eager": (20.0, 30.0),  # +50 %
+    }
+    before = {k: old for k, (old, _) in figures.items()}
+    entry = {"figures": {k: {"value": new} for k, (_, new) in figures.items()},
+             "earlier": [{"date": "d", "figures": before}]}  # fmt: skip
+    monkeypatch.setattr(
+        site_hooks, "_source_entry", lambda path: types.SimpleNamespace(entry=entry)
+    )
+    cell = "*_liger_over_fn_call"
+    assert site_hooks.largest_change("en", None, "x.py", cell) == "10 %"
+    assert site_hooks.change_range("zh", None, "x.py", cell) == "−5% 到 +10%"
+    assert site_hooks.change_range("en", None, "x.py", "host_us_*") == "+50 % to +50 %"
+    assert site_hooks.crossed_one("en", None, "x.py", cell) == "2"
+    assert site_hooks.crossed_cells("en", None, "x.py", cell) == (
+        "bfloat16 forward at 16 × 32, bfloat16 forward and backward at 8 × 64"
+    )
+    assert site_hooks.crossed_cells("zh", None, "x.py geglu.py", cell).startswith(
+        "x bfloat16 前向 16 × 32、"
+    )
+    assert site_hooks.TOKENS["crossed_lowest"][0]("en", None, "x.py", cell) == "bfloat16 forward"
+    with pytest.raises(LookupError):
+        site_hooks.crossed_one("en", None, "x.py", "*_of_copy")
