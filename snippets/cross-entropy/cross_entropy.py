@@ -132,9 +132,7 @@ def ce_fwd_grad_kernel(
             s = tl.full((), 0.0, acc)
             for start in range(0, n_read, BLOCK):
                 offs = start + cols
-                x = tl.load(
-                    x_row + offs, mask=offs < V, other=float("-inf"), eviction_policy="evict_last"
-                ).to(acc)  # (14)!
+                x = tl.load(x_row + offs, mask=offs < V, other=float("-inf")).to(acc)
                 m_new = tl.maximum(m, tl.max(x, axis=0))
                 m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
                 s = s * tl.exp(m - m_safe) + tl.sum(tl.exp(x - m_safe), axis=0)
@@ -147,32 +145,22 @@ def ce_fwd_grad_kernel(
         if SMOOTH:
             loss = (1.0 - smoothing) * loss + smoothing * (lse - total / V)
         tl.store(loss_ptr + row, tl.where(valid, tl.where(in_range, loss, float("nan")), 0.0))
-        tl.atomic_add(bad_ptr, 1, mask=valid & ~in_range, sem="relaxed")
+        tl.atomic_add(bad_ptr, (valid & ~in_range).to(tl.int32), sem="relaxed")
         g = tl.where(in_range, scale, float("nan"))
         lse = tl.where(valid, lse, 0.0)  # an ignored row's is -inf: its zeros need no NaN
-        for start in range(0, V, BLOCK):  # (15)!
+        for start in range(0, V, BLOCK):  # (14)!
             offs = start + cols
             if not ONE_BLOCK:
-                x = tl.load(
-                    x_row + offs, mask=offs < n_read, other=0.0, eviction_policy="evict_first"
-                ).to(acc)
+                x = tl.load(x_row + offs, mask=offs < n_read, other=0.0).to(acc)
             dx = tl.exp(x - lse) - smoothing / V - tl.where(offs == target, 1.0 - smoothing, 0.0)
             dx = tl.where(valid, g * dx, 0.0)
-            if ONE_BLOCK:
-                tl.store(dx_row + offs, dx.to(dx_ptr.dtype.element_ty), mask=offs < V)
-            else:
-                tl.store(
-                    dx_row + offs,
-                    dx.to(dx_ptr.dtype.element_ty),
-                    mask=offs < V,
-                    eviction_policy="evict_first",
-                )
+            tl.store(dx_row + offs, dx.to(dx_ptr.dtype.element_ty), mask=offs < V)
 
 
 @triton.jit
 def scale_grad_kernel(dx_ptr, g_ptr, n, BLOCK: tl.constexpr):
     g = tl.load(g_ptr)
-    if g != 1.0:  # (16)!
+    if g != 1.0:  # (15)!
         step = tl.num_programs(0).to(tl.int64) * BLOCK
         for start in range(tl.program_id(0).to(tl.int64) * BLOCK, n, step):
             offs = start + tl.arange(0, BLOCK)
@@ -263,22 +251,19 @@ def ce_backward(dloss, logits, target, lse, ignore_index: int, smoothing: float,
 
 
 def one_pass_wins(V: int, element_size: int) -> bool:
-    """Where the gradient-in-forward kernel beat the two passes: 4-byte logits whose row fits
-    one block, read once and held in registers; 2-byte logits, whose row is read twice, with
-    eviction hints that ask L2 to keep it for the second read."""
-    return element_size == 4 and V <= ONE_BLOCK_MAX or element_size == 2  # (4)!
+    """Where the gradient-in-forward kernel beat the two passes on an H200: 4-byte logits whose
+    row fits one block, read once and held in registers."""
+    return element_size == 4 and V <= ONE_BLOCK_MAX  # (4)!
 
 
 def fwd_grad_plan(V: int, element_size: int) -> tuple[int, int, int]:
     """(block, warps, programs per SM; None: one a row) for the forward that also writes the
     gradient."""
-    if V <= ONE_BLOCK_MAX and element_size >= 4:  # the whole row in registers: read once
+    if V <= ONE_BLOCK_MAX:  # the whole row in registers: read once
         block = triton.next_power_of_2(V)
         warps = min(32, max(4, block // 1024))
         return block, warps, 64 // warps
-    if V <= ONE_BLOCK_MAX:  # (5)!
-        return min(8192, triton.next_power_of_2(V)), 8, None
-    return 16384, 32, None
+    return 4096, 8, None  # (5)!
 
 
 def ce_forward_grad(logits, target, ignore_index: int, smoothing: float, reduction: str,
@@ -1013,8 +998,6 @@ def one_pass_figures(rows: list[dict]) -> dict:
     for (impl, pass_, shape, dtype), t in at.items():
         size = torch.tensor([], dtype=getattr(torch, dtype)).element_size()
         if (impl, pass_) != ("triton", "forward_backward") or not one_pass_wins(shape[1], size):
-            continue
-        if fwd_grad_plan(shape[1], size)[0] < shape[1]:  # rows of several blocks: read twice
             continue
         copy = at["copy", "forward", shape, dtype]
         twice = {k: 2 * copy[k] for k in ("ms_median", "ms_p20", "ms_p80")}
