@@ -789,6 +789,8 @@ def run_changes(paths: str, pattern: str, lowest=False) -> list[tuple[str, str, 
     first ``earlier`` run)."""
     import fnmatch
 
+    if not build_state().lock.devices:  # a lock verified on the CPU only: nothing measured
+        raise Unmeasured()
     out = []
     for path in paths.split():
         entry = _source_entry(path).entry

@@ -260,9 +260,14 @@ def test_a_rerun_names_the_files_it_compared():
 def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     """largest_change, change_range, crossed_one, crossed_cells and crossed_lowest read each
     figure beside the row's first earlier run: per-shape figures, or those over all shapes."""
+    import datetime as dt
     import types
 
     import site_hooks
+
+    gpu_lock = next(lock for lock in records.all_locks() if lock.devices)
+    state = site_hooks.BuildState(gpu_lock, records.lock_states(gpu_lock), dt.date.today())
+    monkeypatch.setattr(site_hooks, "STATE", state)
 
     figures = {
         "forward_bfloat16_16x32_liger_over_fn_call": (1.02, 0.97),  # crossed, -4.9 %
@@ -291,3 +296,6 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     assert site_hooks.TOKENS["crossed_lowest"][0]("en", None, "x.py", cell) == "bfloat16 forward"
     with pytest.raises(LookupError):
         site_hooks.crossed_one("en", None, "x.py", "*_of_copy")
+    cpu_only = next(lock for lock in records.all_locks() if not lock.devices)
+    monkeypatch.setattr(site_hooks, "STATE", site_hooks.BuildState(cpu_only, None, dt.date.today()))
+    assert "record-unmeasured" in site_hooks.crossed_one("en", None, "x.py", cell)
