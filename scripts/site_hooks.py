@@ -880,8 +880,8 @@ def rerun_held(lang: str, part: str) -> str:
                "before it, ", "in the {platform} run of the {part} part on {date}, against the "
                "record's run before it of the files unchanged since ({files}), ", ", "),
         "zh": ("{date} 在 {platform} 上运行 {part} 部分，与记录中的上一次运行相比，",
-               "{date} 在 {platform} 上运行 {part} 部分，其中自上一次运行以来没有改动的文件"
-               "（{files}）与记录中的上一次运行相比，", "、"),
+               "{date} 在 {platform} 上运行 {part} 部分，只看自上一次运行以来没有改动过的文件"
+               "（{files}），与记录中它们的上一次运行相比，", "、"),
     }[lang]  # fmt: skip
     for platform, info in gpu_part_runs(part):
         if "rerun" in info:
