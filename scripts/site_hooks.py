@@ -24,8 +24,10 @@ workarounds for other packages live in scripts/upstream_fixes.py.
 from __future__ import annotations
 
 import datetime as dt
+import fnmatch
 import html
 import logging
+import math
 import os
 import re
 import sys
@@ -781,14 +783,11 @@ RECIPE_NAMES = {  # a recipe file's stem as the pages name the recipe
 PER_SHAPE = re.compile(r"_\d+x\d+(x\d+)?_")  # a figure of one shape, not the lowest of several
 
 
-def run_changes(paths: str, pattern: str, lowest=False) -> list[tuple[str, str, float, float]]:
-    """(path, figure, earlier value, this value) of each per-shape figure (with ``lowest``, each
-    figure that names no shape instead; with None, both) of the GPU record whose name matches
-    ``pattern`` (fnmatch),
-    in the space-separated ``paths``, that the run before this one measured too (the row's
-    first ``earlier`` run)."""
-    import fnmatch
-
+def run_changes(paths: str, pattern: str, shapes: str) -> list[tuple[str, str, float, float]]:
+    """(path, figure, earlier value, this value) of each figure of the GPU record, in the
+    space-separated ``paths``, whose name matches ``pattern`` (fnmatch) and that the run before
+    this one measured too (the row's first ``earlier`` run). ``shapes``: "one", the figures of
+    one shape; "lowest", those over all shapes (no shape in the name); "any", both."""
     if not build_state().lock.devices:  # a lock verified on the CPU only: nothing measured
         raise Unmeasured()
     out = []
@@ -796,8 +795,8 @@ def run_changes(paths: str, pattern: str, lowest=False) -> list[tuple[str, str, 
         entry = _source_entry(path).entry
         earlier = (entry.get("earlier") or [{}])[0].get("figures", {})
         for name, figure in entry["figures"].items():
-            one_shape = bool(PER_SHAPE.search(name))
-            if fnmatch.fnmatchcase(name, pattern) and one_shape is not lowest and name in earlier:
+            kind = "one" if PER_SHAPE.search(name) else "lowest"
+            if fnmatch.fnmatchcase(name, pattern) and shapes in (kind, "any") and name in earlier:
                 out.append((path, name, earlier[name], figure["value"]))
     if not out:
         raise LookupError(f"no figure {pattern!r} of {paths} has an earlier run to compare")
@@ -813,11 +812,9 @@ def largest_change(lang: str, cards: PageCards, paths: str, pattern: str) -> str
     """The largest change, either way, of the matching figures since the run before this one,
     rounded up to a whole percent ("9 %")."""
     try:
-        changes = run_changes(paths, pattern, None)
+        changes = run_changes(paths, pattern, "any")
     except Unmeasured as exc:
         return unmeasured_html(lang, paths.split()[0], exc.pending)
-    import math
-
     largest = max(abs(new / old - 1) for _, _, old, new in changes)
     return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
 
@@ -826,7 +823,7 @@ def change_range(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     """The lowest and the highest change of the matching figures since the run before this
     one, each rounded to a whole percent: "−15 % to +84 %"."""
     try:
-        changes = [new / old - 1 for _, _, old, new in run_changes(paths, pattern, None)]
+        changes = [new / old - 1 for _, _, old, new in run_changes(paths, pattern, "any")]
     except Unmeasured as exc:
         return unmeasured_html(lang, paths.split()[0], exc.pending)
     word = {"en": " to ", "zh": " 到 "}[lang]
@@ -836,18 +833,18 @@ def change_range(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
 def crossed_one(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     """How many matching ratios lie on the other side of 1.0 than in the run before this one."""
     try:
-        changes = run_changes(paths, pattern)
+        changes = run_changes(paths, pattern, "one")
     except Unmeasured as exc:
         return unmeasured_html(lang, paths.split()[0], exc.pending)
     return str(sum((old >= 1.0) != (new >= 1.0) for _, _, old, new in changes))
 
 
-def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, lowest=False) -> str:
+def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes="one") -> str:
     """The matching ratios that crossed 1.0 since the run before this one, by pass, dtype and
-    shape ("bfloat16 backward at 1024 × 4096"; with ``lowest``, the figures over all shapes, by
-    pass and dtype), with their file where several are asked for."""
+    shape ("bfloat16 backward at 1024 × 4096"; with shapes="lowest", the figures over all
+    shapes, by pass and dtype), with their file where several are asked for."""
     try:
-        changes = run_changes(paths, pattern, lowest)
+        changes = run_changes(paths, pattern, shapes)
     except Unmeasured as exc:
         return unmeasured_html(lang, paths.split()[0], exc.pending)
     passes = {
@@ -1096,7 +1093,7 @@ TOKENS = {
     "crossed_one": (crossed_one, 2),
     "crossed_cells": (crossed_cells, 2),
     "crossed_lowest": (
-        lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, True),
+        lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, "lowest"),
         2,
     ),
     "verification_matrix": (lambda lang, cards: verification_matrix(lang), 0),
