@@ -165,6 +165,7 @@ def test_the_record_keeps_the_settings_that_change_what_snippets_build_or_run():
         "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
         "CUDA_HOME": "/usr/local/cuda",
         "TRITON_CACHE_DIR": "/tmp/x",  # the runner's own, per snippet
+        "TORCHINDUCTOR_CACHE_DIR": "/tmp/x/inductor",  # the runner's own, per snippet
         records.REPEATS_ENV: "1",  # never passed on
         "HOME": "/root",
         "PATH": "/usr/bin",
@@ -299,3 +300,12 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     cpu_only = next(lock for lock in records.all_locks() if not lock.devices)
     monkeypatch.setattr(site_hooks, "STATE", site_hooks.BuildState(cpu_only, None, dt.date.today()))
     assert "record-unmeasured" in site_hooks.crossed_one("en", None, "x.py", cell)
+
+
+def test_each_snippet_run_starts_with_empty_triton_and_inductor_caches():
+    """Nothing compiled or autotuned in an earlier run (Triton kernels, Inductor's graphs and
+    autotuning results) is reused: both caches live in the run's own empty folder."""
+    needs = records.read_snippet_needs("snippets/matmul/matmul.py")
+    env = verify_snippets.snippet_env(needs, cpu=False, cache_dir="/tmp/run-1")
+    assert env["TRITON_CACHE_DIR"] == "/tmp/run-1"
+    assert env["TORCHINDUCTOR_CACHE_DIR"].startswith("/tmp/run-1/")
