@@ -222,8 +222,8 @@ def parse_figures(output: str, min_repeats: int = MIN_REPEATS) -> dict:
 # recompute every ratio a page quotes.
 BENCHMARK_PREFIX = "benchmark: "
 BENCHMARK_IMPLS = (
-    "triton", "triton_fn", "triton_compile", "triton_two_pass", "triton_tma", "eager", "compile",
-    "compile_max", "liger", "cublas", "copy",
+    "triton", "triton_fn", "triton_compile", "triton_two_pass", "triton_one_pass", "triton_tma",
+    "eager", "compile", "compile_max", "liger", "cublas", "copy",
 )  # fmt: skip
 BENCHMARK_KEYS = {"impl", "pass", "shape", "dtype", "ms_median", "ms_p20", "ms_p80", "repeats"}
 BENCHMARK_RATES = {"gbps": ("bytes", 1e6), "tflops": ("flops", 1e9)}  # rate = amount/ms/scale
