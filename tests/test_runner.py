@@ -251,7 +251,8 @@ def test_a_rerun_names_the_files_it_compared():
            dict(old["snippets/c/c.py"], status="failed")]  # fmt: skip
     assert records.rerun_files(new, old) == ["snippets/a/a.py"]
     record = records.load_record("torch-2.11.0-triton-3.6.0", "nvidia-h200")
-    part = dict(record["parts"]["cookbook"], rerun_files=["snippets/a/a.py"])
+    rerun = {"kernel": {"compared": 1, "held": 1}, "call": {"compared": 1, "held": 0}}
+    part = dict(record["parts"]["cookbook"], rerun=rerun, rerun_files=["snippets/a/a.py"])
     records.validate_record(dict(record, parts={**record["parts"], "cookbook": part}))
     part.pop("rerun", None)
     with pytest.raises(ValueError, match="without a rerun summary"):
