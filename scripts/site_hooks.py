@@ -811,10 +811,7 @@ def percent(lang: str, value: float) -> str:
 def largest_change(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     """The largest change, either way, of the matching figures since the run before this one,
     rounded up to a whole percent ("9 %")."""
-    try:
-        changes = run_changes(paths, pattern, "any")
-    except Unmeasured as exc:
-        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    changes = run_changes(paths, pattern, "any")
     largest = max(abs(new / old - 1) for _, _, old, new in changes)
     return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
 
@@ -822,20 +819,14 @@ def largest_change(lang: str, cards: PageCards, paths: str, pattern: str) -> str
 def change_range(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     """The lowest and the highest change of the matching figures since the run before this
     one, each rounded to a whole percent: "−15 % to +84 %"."""
-    try:
-        changes = [new / old - 1 for _, _, old, new in run_changes(paths, pattern, "any")]
-    except Unmeasured as exc:
-        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    changes = [new / old - 1 for _, _, old, new in run_changes(paths, pattern, "any")]
     word = {"en": " to ", "zh": " 到 "}[lang]
     return percent(lang, round(min(changes), 2)) + word + percent(lang, round(max(changes), 2))
 
 
 def crossed_one(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     """How many matching ratios lie on the other side of 1.0 than in the run before this one."""
-    try:
-        changes = run_changes(paths, pattern, "one")
-    except Unmeasured as exc:
-        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    changes = run_changes(paths, pattern, "one")
     return str(sum((old >= 1.0) != (new >= 1.0) for _, _, old, new in changes))
 
 
@@ -843,10 +834,7 @@ def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes=
     """The matching ratios that crossed 1.0 since the run before this one, by pass, dtype and
     shape ("bfloat16 backward at 1024 × 4096"; with shapes="lowest", the figures over all
     shapes, by pass and dtype), with their file where several are asked for."""
-    try:
-        changes = run_changes(paths, pattern, shapes)
-    except Unmeasured as exc:
-        return unmeasured_html(lang, paths.split()[0], exc.pending)
+    changes = run_changes(paths, pattern, shapes)
     passes = {
         "en": {"forward": "forward", "backward": "backward",
                "forward_backward": "forward and backward"},
@@ -1132,8 +1120,8 @@ def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
             raise PluginError(f"{m.group(0)}: takes {arity} string argument(s)")
         try:
             return function(lang, cards, *args)
-        except Unmeasured as exc:
-            return unmeasured_html(lang, args[0], exc.pending)
+        except Unmeasured as exc:  # a token of several files names the first
+            return unmeasured_html(lang, args[0].split()[0], exc.pending)
         except (LookupError, records.LockError, PluginError) as exc:
             if build_state().draft:
                 log.info(f"draft: {m.group(0)}: {exc}")

@@ -327,10 +327,12 @@ def snippet_env(
     when it shares the machine with other snippets)."""
     dropped = ("TRITON_INTERPRET", "TRITON_DEBUG", records.REPEATS_ENV)  # records: the defaults
     env = {k: v for k, v in os.environ.items() if k not in dropped}
+    # both caches empty for each run of each snippet, as on a fresh machine: no kernel, compiled
+    # graph or autotuning result carried over from an earlier run
     env.update(
-        TRITON_CACHE_DIR=cache_dir,  # empty for each run of each snippet, as on a fresh machine:
-        TORCHINDUCTOR_CACHE_DIR=os.path.join(cache_dir, "inductor"),  # no compiled graph or
-        PYTHONUNBUFFERED="1",  # autotuning result carried over from an earlier run
+        TRITON_CACHE_DIR=cache_dir,
+        TORCHINDUCTOR_CACHE_DIR=os.path.join(cache_dir, "inductor"),
+        PYTHONUNBUFFERED="1",
         PYTHONHASHSEED="0",
     )
     if gpu is not None:

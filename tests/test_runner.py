@@ -300,7 +300,11 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
         site_hooks.crossed_one("en", None, "x.py", "*_of_copy")
     cpu_only = next(lock for lock in records.all_locks() if not lock.devices)
     monkeypatch.setattr(site_hooks, "STATE", site_hooks.BuildState(cpu_only, None, dt.date.today()))
-    assert "record-unmeasured" in site_hooks.crossed_one("en", None, "x.py", cell)
+    with pytest.raises(site_hooks.Unmeasured):
+        site_hooks.crossed_one("en", None, "x.py", cell)
+    token = f'{{{{ crossed_one("x.py y.py", "{cell}") }}}}'  # as a page writes it
+    assert "record-unmeasured" in site_hooks.expand_tokens(token, "en", None)
+    assert 'data-snippet="x.py"' in site_hooks.expand_tokens(token, "en", None)
 
 
 def test_each_snippet_run_starts_with_empty_triton_and_inductor_caches():
