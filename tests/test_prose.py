@@ -6,6 +6,10 @@
 * The numbers typed into a page's English and Chinese prose are the same (code and tokens aside).
 * Beside a ``target`` token, no sentence says by hand whether a target was met: the token works it
   out from the record at every build; a typed "met" or "missed" is right for one run only.
+* A sentence that speaks of two runs ("in both runs", "the earlier run", 两次运行, 上一次运行)
+  stands on a record that keeps an earlier run of every benchmarked file it draws on (its tokens'
+  files, or the page's): a file changed since its last GPU run starts its history again, and such
+  a sentence must then be rewritten, not left to read as if the re-run had been made.
 
 Each check is a function over a page's text, run on every page and, in the last tests of this
 file, on small planted texts that it must fail.
@@ -283,6 +287,66 @@ def test_no_sentence_types_a_verdict_beside_target_tokens(page, lang):
     )
 
 
+# ----------------------------------------------------------------------------- two runs
+
+# Words that say a figure or an outcome was seen in two runs, or in a run before the latest.
+TWO_RUNS = re.compile(
+    r"\bboth runs\b|\beither run\b|\btwo runs\b|\bearlier run\b|\brun before\b"
+    r"|两次运行|上一次运行|前一次运行",
+    re.I,
+)
+
+
+def token_paths(token: page_source.Token) -> list[str]:
+    """The snippet files a token reads (its first argument: one path, or several)."""
+    if token.args and isinstance(token.args[0], str) and token.args[0].endswith(".py"):
+        return token.args[0].split()
+    return []
+
+
+def gpu_runs(path: str) -> int | None:
+    """How many runs of ``path`` the current lock's GPU record keeps (the latest and its earlier
+    ones, of the same file), or None where it keeps no benchmark of it."""
+    for platform, s in lock_states().of(path).items():
+        if platform == records.CPU or not s.entry:
+            continue
+        if any("clock" in f for f in s.entry.get("figures", {}).values()):
+            return 1 + len(s.entry.get("earlier", []))
+    return None
+
+
+def two_run_problems(text: str, runs=gpu_runs) -> list[str]:
+    """Sentences that speak of two runs where a benchmarked file they draw on (the sentence's
+    tokens' files, else every file of the page's tokens) has one run on record."""
+    units = prose_units(text)
+    page_paths = {p for u in units for t in u.tokens for p in token_paths(t)}
+    problems = []
+    for unit in units:
+        found = TWO_RUNS.search(unit.words)
+        if not found:
+            continue
+        own = {p for t in unit.tokens for p in token_paths(t)}
+        for path in sorted(own or page_paths):
+            if path in CURRENT.pending:
+                continue
+            n = runs(path)
+            if n is not None and n < 2:
+                problems.append(f"{path} has one run on record: {found.group(0)!r} in "
+                                f"{unit.text[:160]!r}")  # fmt: skip
+    return problems
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_sentence_about_two_runs_has_two_runs_on_record(page, lang):
+    problems = two_run_problems(page_text(lang, page))
+    assert not problems, (
+        f"docs/{lang}/{page}: the record keeps one run of these files (changed since their last "
+        "GPU run, or run once): say what the latest run shows, or re-run them first:\n"
+        + "\n".join(problems)
+    )
+
+
 # ----------------------------------------------------------------------------- planted defects
 
 
@@ -343,3 +407,21 @@ def test_planted_verdicts_beside_targets_are_caught():
         assert target_verdict_problems(f"## Results\n\n{table}\n{planted}\n"), planted
         # in another section, the same words are not beside a target
         assert target_verdict_problems(f"## Results\n\n{table}\n## Method\n\n{planted}\n") == []
+
+
+def test_planted_two_run_sentences_are_caught():
+    runs = {"a.py": 2, "b.py": 1, "c.py": None}.get
+    fig = lambda path: f'{{{{ figure("{path}", "x") }}}}'  # noqa: E731
+    good = (
+        f"In both runs {fig('a.py')} held. The latest run of {fig('b.py')} is all there is.\n\n"
+        f"两次运行里 {fig('a.py')} 都守住了。{fig('c.py')} 在上一次运行里没有计时。\n"
+    )
+    assert two_run_problems(good, runs) == []
+    for planted in (
+        f"In both runs {fig('b.py')} held.",
+        f"{fig('a.py')} and {fig('b.py')}: the earlier run was slower.",
+        f"上一次运行里 {fig('b.py')} 更快。",
+        f"A table: {fig('b.py')}.\n\nEvery cell lay on the same side of 0.97 in both runs.",
+        f"Made on {fig('a.py')} and {fig('b.py')}.\n\n这张表的每一格两次运行都落在同一侧。",
+    ):
+        assert two_run_problems(planted, runs), planted
