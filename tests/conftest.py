@@ -40,6 +40,7 @@ def project_files() -> list[str]:
         capture_output=True,
         text=True,
         check=True,
+        env=environ(),  # on a pool thread, not a PATH a main-thread test has patched
     ).stdout.split("\0")
     return [p for p in listed if p and (REPO / p).is_file()]
 
@@ -221,7 +222,7 @@ def build_site(
 
 def git(cwd, *args: str) -> str:
     return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=environ()
     ).stdout
 
 

@@ -253,16 +253,23 @@ def test_the_tests_that_wait_for_the_pool_run_last_in_their_order(monkeypatch):
     assert ordered == ["a", "c", "d", "b", "test_waits"]
 
 
-def test_the_pools_jobs_start_from_the_sessions_environment(monkeypatch):
+def test_the_pools_jobs_start_from_the_sessions_environment(monkeypatch, tmp_path):
     """A variable a main-thread test sets (a fake compiler on PATH, CXX) does not reach a run
-    the pool starts meanwhile: the pool's environment is the one the session started with."""
+    the pool starts meanwhile: the pool's environment is the one the session started with. So a
+    site build in the pool still finds git (it copies the project as git lists it) while a test
+    of the runner has put a folder of fake compilers alone on PATH."""
     monkeypatch.setenv("SET_BY_A_TEST_ON_THE_MAIN_THREAD", "1")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git here
     runs = conftest.CpuRuns()
     try:
         pooled = runs.submit(("environment", "cpu"), conftest.cpu_run_env).result()
         built = runs.submit(("environment", "build"), conftest.quiet_env).result()
+        listed = runs.submit(("environment", "files"), conftest.project_files).result()
+        head = runs.submit(("environment", "git"), conftest.git, conftest.REPO, "rev-parse", "HEAD")
+        head = head.result()
     finally:
         runs.close()
+    assert "README.md" in listed and len(head.strip()) == 40, (listed[:5], head)
     assert "SET_BY_A_TEST_ON_THE_MAIN_THREAD" not in pooled
     assert "SET_BY_A_TEST_ON_THE_MAIN_THREAD" not in built
     assert cpu_run_env()["SET_BY_A_TEST_ON_THE_MAIN_THREAD"] == "1"

@@ -36,6 +36,7 @@ from conftest import (
     built_page,
     copy_project,
     doc_pages,
+    environ,
     markdown_pages,
     page_source_of,
     page_url,
@@ -998,15 +999,15 @@ def pending_path_run() -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory(prefix="pending-path-") as folder:
         project = copy_project(Path(folder) / "project")
         edit_after_the_gpu_run(project)
-        subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-        subprocess.run(["git", "add", "-A"], cwd=project, check=True)
+        subprocess.run(["git", "init", "-q"], cwd=project, check=True, env=environ())
+        subprocess.run(["git", "add", "-A"], cwd=project, check=True, env=environ())
         executed = run_counting_cpu(
             [sys.executable, "scripts/execute_notebooks.py"], project, quiet_env(), 600
         )
         assert executed.returncode == 0, executed.stdout[-2000:] + executed.stderr[-2000:]
         changed = subprocess.run(
             ["git", "diff", "--name-only", "--", "docs"],
-            cwd=project, capture_output=True, text=True, check=True,
+            cwd=project, capture_output=True, text=True, check=True, env=environ(),
         ).stdout.split()  # fmt: skip
         assert changed and all(p.endswith(".ipynb") for p in changed), changed
         notebooks = [
