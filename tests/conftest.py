@@ -199,11 +199,11 @@ def fork_server_env(interpreted: bool) -> dict[str, str]:
     return env
 
 
-def may_fork(path: str) -> bool:
+def may_fork(path: str, needs: records.SnippetNeeds | None = None) -> bool:
     """Whether the suite may run ``path`` (a plain ``[python, path]`` run) in a child forked
     from a fork server: neither the static rule (fork_server.fresh_process_reason) nor the
-    header (``fresh-process = "reason"``) asks for a fresh process."""
-    if records.read_snippet_needs(path).fresh_process:
+    header (``fresh-process = "reason"``; ``needs``, else the file's) asks for a fresh process."""
+    if (needs or records.read_snippet_needs(path)).fresh_process:
         return False
     return fork_server.fresh_process_reason((REPO / path).read_text(encoding="utf-8")) is None
 
@@ -426,7 +426,12 @@ class CpuRuns:
     forked file gives the exit status and printed lines a fresh process gives.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fresh=None, fork_server=None) -> None:
+        """``fresh`` and ``fork_server`` stand in for run_counting_cpu and ForkServer in a test
+        of which way a run goes: a stand-in of this pool only, never a module global patched
+        while the session's pool runs snippets on other threads."""
+        self._fresh = fresh or run_counting_cpu
+        self._fork_server = fork_server or ForkServer
         self._pool = ThreadPoolExecutor(
             max_workers=max(1, os.cpu_count() or 1), initializer=_mark_pool_thread
         )
@@ -444,7 +449,7 @@ class CpuRuns:
         with self._servers_lock:
             server = self._servers.get(key)
         if server is None:
-            server = ForkServer(lock_python(lock), fork_server_env(interpreted))
+            server = self._fork_server(lock_python(lock), fork_server_env(interpreted))
             with self._servers_lock:
                 self._servers[key] = server
         return server
@@ -505,7 +510,7 @@ class CpuRuns:
             env["TRITON_INTERPRET"] = "1"
         if may_fork(path):
             return self._server(lock, env).run(path, REPO, env, timeout)
-        return run_counting_cpu([lock_python(lock), path], REPO, env, timeout)
+        return self._fresh([lock_python(lock), path], REPO, env, timeout)
 
     def start_all(self, wanted: set[tuple[str, str]] | None = None) -> None:
         """Queue every CPU-runnable snippet under every lock (or only the (lock id, path) pairs

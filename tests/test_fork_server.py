@@ -6,6 +6,7 @@ forked snippet prints what a fresh process does: scripts/compare_fork_runs.py.""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -163,7 +164,7 @@ HEADER = """\
 """
 
 
-def test_the_header_keeps_a_file_the_rule_misses_in_a_fresh_process(monkeypatch):
+def test_the_header_keeps_a_file_the_rule_misses_in_a_fresh_process():
     needs = records.parse_snippet_needs(HEADER, "snippets/x/y.py")
     assert needs.fresh_process == "it reads how long its own imports took"
     with pytest.raises(records.SnippetContractError, match="fresh-process"):
@@ -171,8 +172,7 @@ def test_the_header_keeps_a_file_the_rule_misses_in_a_fresh_process(monkeypatch)
                                                    "true"), "snippets/x/y.py")  # fmt: skip
     path = "snippets/block-programming/vector_add.py"
     assert conftest.may_fork(path)
-    monkeypatch.setattr(records, "read_snippet_needs", lambda p: needs)
-    assert not conftest.may_fork(path)
+    assert not conftest.may_fork(path, needs)  # not a patched read_snippet_needs: see CpuRuns
 
 
 class Recorder:
@@ -204,13 +204,11 @@ class Recorder:
         ("snippets/choosing-a-route/first_call_times.py", "fresh"),  # names TORCHINDUCTOR_*
     ],
 )
-def test_cpu_runs_fork_only_what_may_fork(monkeypatch, path, way):
+def test_cpu_runs_fork_only_what_may_fork(path, way):
     needs = records.read_snippet_needs(path)
     assert needs.runs_on_cpu and conftest.exercise_batch(path) is None
     recorder = Recorder()
-    monkeypatch.setattr(conftest, "run_counting_cpu", recorder.fresh)
-    monkeypatch.setattr(conftest, "ForkServer", recorder.server)
-    conftest.CpuRuns()._run(CURRENT, path)
+    conftest.CpuRuns(fresh=recorder.fresh, fork_server=recorder.server)._run(CURRENT, path)
     ((how, ran, env),) = recorder.calls
     assert (how, ran) == (way, path)
     if how == "forked":  # the server's environment has the run's TRITON_INTERPRET
@@ -283,3 +281,38 @@ def test_every_name_that_waits_for_the_pool_is_a_test():
         name for m in (test_site, test_mutations) for name in dir(m) if name.startswith("test_")
     }
     assert conftest.WAITS_FOR_THE_POOL and conftest.WAITS_FOR_THE_POOL <= tests
+
+
+# What the pool's threads read while the main thread runs other tests: a test that patches one of
+# these modules' names (monkeypatch.setattr) changes the snippet runs in flight beside it (a
+# patched read_snippet_needs once ran program_ids.py without the interpreter in a CI run). Such a
+# test passes its stand-in in (CpuRuns(fresh=..., fork_server=...), may_fork(path, needs)).
+POOL_READS = ("records", "conftest", "copies", "fork_server", "snippet_records", "snippet_copies")
+NOT_READ_BY_THE_POOL = {  # patched by a test, and why no pool thread reads it
+    "records.snippet_sha256": "a record's binding: read by lock states and the history page, "
+    "not by a snippet's run, a copy's run or a build (a process of its own)",
+}
+PATCHED = re.compile(r"monkeypatch\.setattr\(\s*(\w+)\s*,\s*\"(\w+)\"")
+
+
+def patches_of_what_the_pool_reads(text: str) -> list[str]:
+    return [
+        f"{module}.{name}"
+        for module, name in PATCHED.findall(text)
+        if module in POOL_READS
+        and name != "WAITS_FOR_THE_POOL"  # read before the pool starts
+        and f"{module}.{name}" not in NOT_READ_BY_THE_POOL
+    ]
+
+
+def test_no_test_patches_a_name_the_pools_threads_read():
+    found = {
+        path.name: patched
+        for path in sorted((REPO / "tests").glob("test_*.py"))
+        if (patched := patches_of_what_the_pool_reads(path.read_text(encoding="utf-8")))
+    }
+    assert not found, f"pass a stand-in instead of patching a module global: {found}"
+    patch = "monkeypatch" + ".setattr("  # not a patch of this file's own
+    planted = patch + 'records, "read_snippet_needs", lambda p: needs)'
+    assert patches_of_what_the_pool_reads(planted) == ["records.read_snippet_needs"]
+    assert patches_of_what_the_pool_reads(patch + 'conftest, "ForkServer", x)')

@@ -34,6 +34,7 @@ from conftest import (
     CURRENT,
     REPO,
     WAITS_FOR_THE_POOL,
+    environ,
     run_counting_cpu,
 )
 
@@ -456,7 +457,7 @@ def run_mutated(path: str) -> subprocess.CompletedProcess:
     if text is None:
         raise LookupError(f"the mutation of {path} no longer applies")
     needs = records.read_snippet_needs(path)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env = {k: v for k, v in environ().items() if k != "TRITON_INTERPRET"}  # a pool thread's
     env.update(CUDA_VISIBLE_DEVICES="", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
     env[records.REPEATS_ENV] = "1"
     if needs.cpu_interpreter:
