@@ -292,7 +292,8 @@ def test_no_sentence_types_a_verdict_beside_target_tokens(page, lang):
 # Words that say a figure or an outcome was seen in two runs, or in a run before the latest.
 TWO_RUNS = re.compile(
     r"\bboth runs\b|\beither run\b|\btwo runs\b|\bearlier run\b|\brun before\b"
-    r"|两次运行|上一次运行|前一次运行",
+    r"|\bbetween runs\b|\bone run to the next\b|\brun[- ]to[- ]run\b"
+    r"|两次运行|上一次运行|前一次运行|不同次运行",
     re.I,
 )
 
@@ -423,5 +424,7 @@ def test_planted_two_run_sentences_are_caught():
         f"上一次运行里 {fig('b.py')} 更快。",
         f"A table: {fig('b.py')}.\n\nEvery cell lay on the same side of 0.97 in both runs.",
         f"Made on {fig('a.py')} and {fig('b.py')}.\n\n这张表的每一格两次运行都落在同一侧。",
+        f"The factor {fig('b.py')} moved between runs of the same file on this machine.",
+        f"这个倍数 {fig('b.py')} 在同一个文件的不同次运行之间会变。",
     ):
         assert two_run_problems(planted, runs), planted
