@@ -508,7 +508,7 @@ class CpuRuns:
             return copy_run(lock, path, env, timeout)
         if needs.cpu_interpreter:
             env["TRITON_INTERPRET"] = "1"
-        if may_fork(path):
+        if may_fork(path, needs):
             return self._server(lock, env).run(path, REPO, env, timeout)
         return self._fresh([lock_python(lock), path], REPO, env, timeout)
 
