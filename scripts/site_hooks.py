@@ -857,6 +857,65 @@ def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes=
     )
 
 
+PASS_WORDS = {
+    "en": {"forward": "forward", "backward": "backward",
+           "forward_backward": "forward and backward"},
+    "zh": {"forward": "前向", "backward": "反向", "forward_backward": "前向加反向"},
+}  # fmt: skip
+
+
+def _median_pairs(path: str, clock_pass: str, a: str, b: str):
+    """((pass, dtype, shape), a's median, b's median) of every benchmark cell of ``path`` that
+    times both implementations on the clock of ``clock_pass`` ("call", or "call:backward" for
+    one pass), in the record's order."""
+    clock, _, only = clock_pass.partition(":")
+    if clock not in records.FIGURE_CLOCKS:
+        raise LookupError(f"{clock_pass!r}: the clock is one of {sorted(records.FIGURE_CLOCKS)}")
+    at = {}
+    for r in _benchmark_source(path).entry["benchmark"]:
+        if r.get("clock") == clock and (not only or r["pass"] == only):
+            at[r["impl"], r["pass"], r["dtype"], tuple(r["shape"])] = r["ms_median"]
+    cells = [key[1:] for key in at if key[0] == a and (b, *key[1:]) in at]
+    if not cells:
+        raise LookupError(f"{path}: no {clock_pass} cell times both {a!r} and {b!r}")
+    return [(cell, at[(a, *cell)], at[(b, *cell)]) for cell in cells]
+
+
+def _cell_words(lang: str, cell: tuple, one_pass: bool) -> str:
+    pass_, dtype, shape = cell
+    size = " × ".join(map(str, shape))
+    if lang == "zh":
+        return f"{dtype}{'' if one_pass else ' ' + PASS_WORDS[lang][pass_]} {size}"
+    return f"the {dtype}{'' if one_pass else ' ' + PASS_WORDS[lang][pass_]} at {size}"
+
+
+def faster_at(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str) -> str:
+    """Where ``a``'s median time on the clock is shorter than ``b``'s in the latest run: "at
+    every shape", or "at every shape but" the cells where it is not. When it is not at half the
+    cells or more, the sentence around the token says the wrong thing: the build stops."""
+    pairs = _median_pairs(path, clock_pass, a, b)
+    misses = [cell for cell, ta, tb in pairs if not ta < tb]
+    if 2 * len(misses) >= len(pairs):
+        raise LookupError(
+            f"{path}: {a} is shorter than {b} ({clock_pass}) at {len(pairs) - len(misses)} of "
+            f"{len(pairs)} cells: turn the sentence around"
+        )
+    if not misses:
+        return {"en": "at every shape", "zh": "在每个形状上"}[lang]
+    words = [_cell_words(lang, cell, ":" in clock_pass) for cell in misses]
+    if lang == "zh":
+        return html.escape(f"除 {'、'.join(words)} 外，在每个形状上")
+    listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return html.escape(f"at every shape but {listed}")
+
+
+def gap_within(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str) -> str:
+    """The largest gap, either way, between ``a``'s and ``b``'s median times on the clock over
+    the cells that time both, as ``a``'s over ``b``'s, rounded up to a whole percent ("4 %")."""
+    largest = max(abs(ta / tb - 1) for _, ta, tb in _median_pairs(path, clock_pass, a, b))
+    return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
+
+
 def rerun_held(lang: str, part: str) -> str:
     """What the latest GPU run of a named part held against the run before it, per clock, from
     the record (the runner's rerun_summary); a lock whose record has none says so."""
@@ -1080,6 +1139,8 @@ TOKENS = {
     "change_range": (change_range, 2),
     "crossed_one": (crossed_one, 2),
     "crossed_cells": (crossed_cells, 2),
+    "faster_at": (faster_at, 4),
+    "gap_within": (gap_within, 4),
     "crossed_lowest": (
         lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, "lowest"),
         2,

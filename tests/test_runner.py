@@ -307,6 +307,64 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     assert 'data-snippet="x.py"' in site_hooks.expand_tokens(token, "en", None)
 
 
+def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
+    """faster_at lists the cells where one implementation's median is not the shorter, and
+    stops the build when that is half of them or more; gap_within is the largest gap either
+    way. Both read the clock asked for (and the pass, after a colon) and nothing else."""
+    import types
+
+    import site_hooks
+
+    def row(impl, pass_, dtype, shape, ms, clock):
+        return {"impl": impl, "pass": pass_, "dtype": dtype, "shape": list(shape),
+                "clock": clock, "ms_median": ms}  # fmt: skip
+
+    times = {  # (pass, dtype, shape): (a, b) call medians; kernel times the other way round
+        ("forward", "bfloat16", (16, 32)): (1.0, 2.0),
+        ("backward", "bfloat16", (16, 32)): (3.0, 2.0),  # a longer
+        ("forward", "float32", (8, 64)): (1.0, 1.03),
+        ("backward", "float32", (8, 64)): (1.0, 1.5),
+        ("forward", "float32", (4, 4)): (1.0, 1.0),  # a tie is not shorter
+    }
+    rows = []
+    for (pass_, dtype, shape), (a, b) in times.items():
+        cell = (pass_, dtype, shape)
+        rows += [row("a", *cell, a, "call"), row("b", *cell, b, "call"),
+                 row("a", *cell, b, "kernel"), row("b", *cell, a, "kernel"),
+                 row("c", *cell, a, "call")]  # fmt: skip
+    monkeypatch.setattr(site_hooks, "_benchmark_source",
+                        lambda path: types.SimpleNamespace(entry={"benchmark": rows}))  # fmt: skip
+    faster, gap = site_hooks.faster_at, site_hooks.gap_within
+    assert faster("en", None, "x.py", "call", "a", "b") == (
+        "at every shape but the bfloat16 backward at 16 × 32 and the float32 forward at 4 × 4"
+    )
+    assert faster("zh", None, "x.py", "call", "a", "b") == (
+        "除 bfloat16 反向 16 × 32、float32 前向 4 × 4 外，在每个形状上"
+    )
+    assert faster("en", None, "x.py", "call:forward", "a", "b") == (
+        "at every shape but the float32 at 4 × 4"
+    )
+    assert faster("en", None, "x.py", "call:forward", "c", "b") == (
+        "at every shape but the float32 at 4 × 4"
+    )
+    with pytest.raises(LookupError, match="at 1 of 2 cells"):
+        faster("en", None, "x.py", "call:backward", "b", "a")
+    with pytest.raises(LookupError, match="turn the sentence around"):
+        faster("en", None, "x.py", "call", "b", "a")  # shorter at 2 of 5 cells
+    with pytest.raises(LookupError, match="turn the sentence around"):
+        faster("en", None, "x.py", "kernel", "a", "b")  # the kernel rows: a is never shorter
+    assert faster("en", None, "x.py", "kernel:forward", "b", "a") == (
+        "at every shape but the float32 at 4 × 4"
+    )
+    assert gap("en", None, "x.py", "call", "a", "b") == "50 %"  # 3.0 over 2.0
+    assert gap("zh", None, "x.py", "call:forward", "a", "b") == "50%"  # 1.0 over 2.0
+    assert gap("en", None, "x.py", "call:forward", "a", "c") == "0 %"
+    with pytest.raises(LookupError, match="no call cell times both"):
+        gap("en", None, "x.py", "call", "a", "nobody")
+    with pytest.raises(LookupError, match="the clock is one of"):
+        faster("en", None, "x.py", "calls", "a", "b")
+
+
 def test_each_snippet_run_starts_with_empty_triton_and_inductor_caches():
     """Nothing compiled or autotuned in an earlier run (Triton kernels, Inductor's graphs and
     autotuning results) is reused: both caches live in the run's own empty folder."""
