@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import html
+import itertools
 import logging
 import math
 import os
@@ -916,6 +917,72 @@ def gap_within(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, 
     return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
 
 
+def holds(lang: str, cards: PageCards, path: str, chain: str) -> str:
+    """A typed order of figures, checked: ``chain`` is groups of figure names of ``path`` joined
+    by "<", a group's names by "," ("host_us_eager < host_us_raw_launch, host_us_liger"; a number
+    stands for itself: "0.9 < x_ratio, y_ratio < 1.1"); every value of a group lies below every
+    value of the next in the latest run. It renders nothing;
+    where the record does not bear the order out, the build stops, so that the sentence it
+    stands beside cannot outlive the run it describes."""
+    groups = [[name.strip() for name in group.split(",")] for group in chain.split("<")]
+    if len(groups) < 2 or not all(all(group) for group in groups):
+        raise LookupError(f"{chain!r}: two or more groups of figure names joined by '<'")
+
+    def number(name: str) -> float | None:
+        try:
+            return float(name)
+        except ValueError:
+            return None
+
+    try:
+        value = {
+            name: number(name)
+            if number(name) is not None
+            else _source_entry(path, need_figure=name).entry["figures"][name]["value"]
+            for group in groups
+            for name in group
+        }
+    except Unmeasured:  # a lock with no GPU run, or a pending one: nothing measured to check
+        return ""
+    for below, above in itertools.pairwise(groups):
+        for a, b in itertools.product(below, above):
+            if not value[a] < value[b]:
+                raise LookupError(
+                    f"{path}: {a} ({value[a]}) is not below {b} ({value[b]}): the sentence is wrong"
+                )
+    return ""
+
+
+def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
+    """A sentence on how the matching ratios moved since the run before this one (the largest
+    change, and those that crossed 1.0), or, where the record keeps no earlier run of the files
+    (a changed file starts its history again), that there is none yet to compare."""
+    try:
+        changes = run_changes(paths, pattern, "any")
+    except LookupError:
+        return {
+            "en": "The record keeps no earlier run of this file since it last changed, so no "
+            "cell has an earlier value to compare yet.",
+            "zh": "这个文件自上次改动以来，记录里还没有更早的运行，各格还没有先前的值可比。",
+        }[lang]
+    largest = max(abs(new / old - 1) for _, _, old, new in changes)
+    moved = percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
+    crossed = crossed_one(lang, cards, paths, pattern)
+    if crossed == "0":
+        return {
+            "en": f"Since the run before this one, the cells' medians moved by {moved} or less, "
+            "and none crossed 1.0.",
+            "zh": f"与上一次运行相比，各格中位数的变动不超过 {moved}，没有一格跨过 1.0。",
+        }[lang]
+    cells = crossed_cells(lang, cards, paths, pattern)
+    return {
+        "en": f"Since the run before this one, the cells' medians moved by {moved} or less, and "
+        f"{crossed} crossed 1.0: {cells}.",
+        "zh": f"与上一次运行相比，各格中位数的变动不超过 {moved}，其中 {crossed} 格跨过了 1.0："
+        f"{cells}。",
+    }[lang]
+
+
 def rerun_held(lang: str, part: str) -> str:
     """What the latest GPU run of a named part held against the run before it, per clock, from
     the record (the runner's rerun_summary); a lock whose record has none says so."""
@@ -1141,6 +1208,8 @@ TOKENS = {
     "crossed_cells": (crossed_cells, 2),
     "faster_at": (faster_at, 4),
     "gap_within": (gap_within, 4),
+    "holds": (holds, 2),
+    "since_last_run": (since_last_run, 2),
     "crossed_lowest": (
         lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, "lowest"),
         2,

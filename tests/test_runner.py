@@ -296,8 +296,20 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
         "x bfloat16 前向 16 × 32、"
     )
     assert site_hooks.TOKENS["crossed_lowest"][0]("en", None, "x.py", cell) == "bfloat16 forward"
+    assert site_hooks.since_last_run("en", None, "x.py", cell) == (
+        "Since the run before this one, the cells' medians moved by 10 % or less, and 2 crossed "
+        "1.0: bfloat16 forward at 16 × 32, bfloat16 forward and backward at 8 × 64."
+    )
+    assert site_hooks.since_last_run("zh", None, "x.py", "backward_*") == (
+        "与上一次运行相比，各格中位数的变动不超过 10%，没有一格跨过 1.0。"
+    )
     with pytest.raises(LookupError):
         site_hooks.crossed_one("en", None, "x.py", "*_of_copy")
+    entry["earlier"] = []  # a changed file: its history starts again
+    assert site_hooks.since_last_run("en", None, "x.py", cell).startswith(
+        "The record keeps no earlier run of this file"
+    )
+    entry["earlier"] = [{"date": "d", "figures": before}]
     cpu_only = next(lock for lock in records.all_locks() if not lock.devices)
     monkeypatch.setattr(site_hooks, "STATE", site_hooks.BuildState(cpu_only, None, dt.date.today()))
     with pytest.raises(site_hooks.Unmeasured):
@@ -363,6 +375,43 @@ def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
         gap("en", None, "x.py", "call", "a", "nobody")
     with pytest.raises(LookupError, match="the clock is one of"):
         faster("en", None, "x.py", "calls", "a", "b")
+
+
+def test_holds_renders_nothing_and_stops_the_build_where_an_order_is_wrong(monkeypatch):
+    """holds checks a typed order of figures ("a < b < c") against the latest run: nothing to
+    see where it holds, an error naming the pair where it does not, nothing on a lock whose
+    figures are not measured."""
+    import types
+
+    import site_hooks
+
+    values = {"a": 1.0, "b": 2.0, "c": 2.0}
+    entry = {"figures": {k: {"value": v} for k, v in values.items()}}
+    monkeypatch.setattr(site_hooks, "_source_entry",
+                        lambda path, need_figure: types.SimpleNamespace(entry=entry))  # fmt: skip
+    assert site_hooks.holds("en", None, "x.py", "a < b") == ""
+    with pytest.raises(LookupError, match=r"b \(2.0\) is not below c \(2.0\)"):
+        site_hooks.holds("en", None, "x.py", "a < b < c")
+    with pytest.raises(LookupError, match=r"b \(2.0\) is not below a \(1.0\)"):
+        site_hooks.holds("en", None, "x.py", "a < b<a")  # spaces optional; the wrong pair named
+    assert site_hooks.holds("en", None, "x.py", "a < b, c") == ""  # below each of a group
+    assert site_hooks.holds("en", None, "x.py", "0.5 < a < 1.5 < b, c < 2.5") == ""  # numbers
+    with pytest.raises(LookupError, match=r"a \(1.0\) is not below 1 \(1.0\)"):
+        site_hooks.holds("en", None, "x.py", "a < 1")
+    with pytest.raises(LookupError, match=r"b \(2.0\) is not below c"):
+        site_hooks.holds("en", None, "x.py", "a, b < c")
+    with pytest.raises(LookupError, match="two or more groups"):
+        site_hooks.holds("en", None, "x.py", "a")
+    with pytest.raises(LookupError, match="two or more groups"):
+        site_hooks.holds("en", None, "x.py", "a < b,")
+    with pytest.raises(KeyError):
+        site_hooks.holds("en", None, "x.py", "a < nobody")
+
+    def unmeasured(path, need_figure):
+        raise site_hooks.Unmeasured()
+
+    monkeypatch.setattr(site_hooks, "_source_entry", unmeasured)
+    assert site_hooks.holds("en", None, "x.py", "b < a") == ""
 
 
 def test_each_snippet_run_starts_with_empty_triton_and_inductor_caches():
