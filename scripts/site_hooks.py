@@ -781,7 +781,7 @@ RECIPE_NAMES = {  # a recipe file's stem as the pages name the recipe
     "en": {"geglu": "GeGLU", "rmsnorm": "RMSNorm", "cross_entropy": "cross-entropy"},
     "zh": {"geglu": "GeGLU", "rmsnorm": "RMSNorm", "cross_entropy": "交叉熵"},
 }
-PER_SHAPE = re.compile(r"_\d+x\d+(x\d+)?_")  # a figure of one shape, not the lowest of several
+PER_SHAPE = re.compile(r"_\d+x\d+(x\d+)?(_|$)")  # a figure of one shape, not the lowest of several
 
 
 def run_changes(paths: str, pattern: str, shapes: str) -> list[tuple[str, str, float, float]]:
@@ -974,7 +974,15 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str) -> str
             "and none crossed 1.0.",
             "zh": f"与上一次运行相比，各格中位数的变动不超过 {moved}，没有一格跨过 1.0。",
         }[lang]
-    cells = crossed_cells(lang, cards, paths, pattern)
+    try:
+        cells = crossed_cells(lang, cards, paths, pattern)
+    except LookupError:  # figures not named by pass and dtype (matmul's): the count alone
+        return {
+            "en": f"Since the run before this one, the cells' medians moved by {moved} or less, "
+            f"and {crossed} crossed 1.0.",
+            "zh": f"与上一次运行相比，各格中位数的变动不超过 {moved}，"
+            f"其中 {crossed} 格跨过了 1.0。",
+        }[lang]
     return {
         "en": f"Since the run before this one, the cells' medians moved by {moved} or less, and "
         f"{crossed} crossed 1.0: {cells}.",

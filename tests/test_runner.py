@@ -305,6 +305,11 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     )
     with pytest.raises(LookupError):
         site_hooks.crossed_one("en", None, "x.py", "*_of_copy")
+    entry["figures"]["triton_of_cublas_float16_64x64x64"] = {"value": 1.01}
+    before["triton_of_cublas_float16_64x64x64"] = 0.98
+    assert site_hooks.since_last_run("en", None, "x.py", "triton_of_cublas_*") == (
+        "Since the run before this one, the cells' medians moved by 4 % or less, and 1 crossed 1.0."
+    )  # a figure crossed_cells cannot name by pass and dtype: the count alone
     entry["earlier"] = []  # a changed file: its history starts again
     assert site_hooks.since_last_run("en", None, "x.py", cell).startswith(
         "The record keeps no earlier run of this file"
