@@ -991,6 +991,28 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str) -> str
     }[lang]
 
 
+def range_since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: str) -> str:
+    """A sentence on how the matching figures, which the page names (``what``, in its
+    language), moved since the run before this one, lowest and highest change (change_range),
+    or, where the record keeps no earlier run of the files, that there is none yet to compare."""
+    try:
+        moved = change_range(lang, cards, paths, pattern)
+    except LookupError:
+        return html.escape(
+            {
+                "en": "The record keeps no earlier run of these files since they last changed, "
+                f"so {what} have no earlier values to compare yet.",
+                "zh": f"这些文件自上次改动以来，记录里还没有更早的运行，{what}还没有先前的值可比。",
+            }[lang]
+        )
+    return html.escape(
+        {
+            "en": f"Since the run before this one, {what} moved by {moved}.",
+            "zh": f"与上一次运行相比，{what}变动了 {moved}。",
+        }[lang]
+    )
+
+
 def rerun_held(lang: str, part: str) -> str:
     """What the latest GPU run of a named part held against the run before it, per clock, from
     the record (the runner's rerun_summary); a lock whose record has none says so."""
@@ -1009,6 +1031,16 @@ def rerun_held(lang: str, part: str) -> str:
                 platform=platform, part=part, date=info["started"][:10], files=files
             )
             return html.escape(head + rerun_counts(lang, info["rerun"]))
+    for platform, info in gpu_part_runs(part):
+        if "started" in info:  # the part ran, and none of its files had run before unchanged
+            return html.escape(
+                {
+                    "en": f"in the {platform} run of the {part} part on {info['started'][:10]}, "
+                    "no file had run before in the same version, so nothing was compared yet",
+                    "zh": f"{info['started'][:10]} 在 {platform} 上运行 {part} 部分时，没有哪个"
+                    "文件以同一版本运行过，所以还没有可比较的",
+                }[lang]
+            )
     return no_rerun(lang, "re-run", part)
 
 
@@ -1218,6 +1250,7 @@ TOKENS = {
     "gap_within": (gap_within, 4),
     "holds": (holds, 2),
     "since_last_run": (since_last_run, 2),
+    "range_since_last_run": (range_since_last_run, 3),
     "crossed_lowest": (
         lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, "lowest"),
         2,

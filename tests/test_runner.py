@@ -310,7 +310,13 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     assert site_hooks.since_last_run("en", None, "x.py", "triton_of_cublas_*") == (
         "Since the run before this one, the cells' medians moved by 4 % or less, and 1 crossed 1.0."
     )  # a figure crossed_cells cannot name by pass and dtype: the count alone
+    assert site_hooks.range_since_last_run("en", None, "x.py", "host_us_*", "host times") == (
+        "Since the run before this one, host times moved by +50 % to +50 %."
+    )
     entry["earlier"] = []  # a changed file: its history starts again
+    assert site_hooks.range_since_last_run("zh", None, "x.py", "host_us_*", "主机端耗时") == (
+        "这些文件自上次改动以来，记录里还没有更早的运行，主机端耗时还没有先前的值可比。"
+    )
     assert site_hooks.since_last_run("en", None, "x.py", cell).startswith(
         "The record keeps no earlier run of this file"
     )
@@ -417,6 +423,36 @@ def test_holds_renders_nothing_and_stops_the_build_where_an_order_is_wrong(monke
 
     monkeypatch.setattr(site_hooks, "_source_entry", unmeasured)
     assert site_hooks.holds("en", None, "x.py", "b < a") == ""
+
+
+def test_rerun_held_says_what_a_part_run_compared_or_that_it_compared_nothing(monkeypatch):
+    """rerun_held reads the part's rerun summary; a part that ran with no file unchanged since
+    an earlier run says so (the first run after every file of it changed); a part that never
+    ran on the GPU record of a GPU lock stops the build."""
+    import datetime as dt
+
+    import site_hooks
+
+    gpu_lock = next(lock for lock in records.all_locks() if lock.devices)
+    state = site_hooks.BuildState(gpu_lock, records.lock_states(gpu_lock), dt.date.today())
+    monkeypatch.setattr(site_hooks, "STATE", state)
+    runs = {"cookbook": {"started": "2026-12-06T10:11:21+00:00",
+                         "rerun": {"kernel": {"compared": 4, "held": 3}},
+                         "rerun_files": ["snippets/a/a.py"]},
+            "matmul": {"started": "2026-12-07T09:00:00+00:00"}}  # fmt: skip
+    monkeypatch.setattr(site_hooks, "gpu_part_runs",
+                        lambda part: iter([("nvidia-h200", runs.get(part, {}))]))  # fmt: skip
+    assert site_hooks.rerun_held("en", "cookbook") == (
+        "in the nvidia-h200 run of the cookbook part on 2026-12-06, against the record&#x27;s "
+        "run before it of the files unchanged since (a.py), kernel time 3 of 4 held (75%)"
+    )
+    assert site_hooks.rerun_held("en", "matmul") == (
+        "in the nvidia-h200 run of the matmul part on 2026-12-07, no file had run before in the "
+        "same version, so nothing was compared yet"
+    )
+    assert site_hooks.rerun_held("zh", "matmul").startswith("2026-12-07 在 nvidia-h200 上运行")
+    with pytest.raises(LookupError, match="re-run summary of part 'chapters'"):
+        site_hooks.rerun_held("en", "chapters")
 
 
 def test_each_snippet_run_starts_with_empty_triton_and_inductor_caches():
