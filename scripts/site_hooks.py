@@ -867,27 +867,33 @@ PASS_WORDS = {
 
 def _median_pairs(path: str, clock_pass: str, a: str, b: str):
     """((pass, dtype, shape), a's median, b's median) of every benchmark cell of ``path`` that
-    times both implementations on the clock of ``clock_pass`` ("call", or "call:backward" for
-    one pass), in the record's order."""
-    clock, _, only = clock_pass.partition(":")
+    times both implementations on the clock of ``clock_pass`` ("call"; "call:backward" for one
+    pass, "call::float32" for one dtype, "call:backward:float32" for both), in the record's
+    order."""
+    clock, only, dtype = (clock_pass.split(":") + ["", ""])[:3]
     if clock not in records.FIGURE_CLOCKS:
         raise LookupError(f"{clock_pass!r}: the clock is one of {sorted(records.FIGURE_CLOCKS)}")
     at = {}
     for r in _benchmark_source(path).entry["benchmark"]:
-        if r.get("clock") == clock and (not only or r["pass"] == only):
+        if r.get("clock") == clock and only in ("", r["pass"]) and dtype in ("", r["dtype"]):
             at[r["impl"], r["pass"], r["dtype"], tuple(r["shape"])] = r["ms_median"]
-    cells = [key[1:] for key in at if key[0] == a and (b, *key[1:]) in at]
+    peers = b.split()  # several: b's time is the shortest of theirs
+    cells = [key[1:] for key in at if key[0] == a and all((p, *key[1:]) in at for p in peers)]
     if not cells:
         raise LookupError(f"{path}: no {clock_pass} cell times both {a!r} and {b!r}")
-    return [(cell, at[(a, *cell)], at[(b, *cell)]) for cell in cells]
+    return [(cell, at[(a, *cell)], min(at[(p, *cell)] for p in peers)) for cell in cells]
 
 
-def _cell_words(lang: str, cell: tuple, one_pass: bool) -> str:
+def _cell_words(lang: str, cell: tuple, clock_pass: str) -> str:
+    """A cell as a page names it, leaving out the pass or the dtype that ``clock_pass`` fixes."""
     pass_, dtype, shape = cell
+    _, one_pass, one_dtype = (clock_pass.split(":") + ["", ""])[:3]
+    words = [] if one_dtype else [dtype]
+    words += [] if one_pass else [PASS_WORDS[lang].get(pass_, pass_)]
     size = " × ".join(map(str, shape))
     if lang == "zh":
-        return f"{dtype}{'' if one_pass else ' ' + PASS_WORDS[lang][pass_]} {size}"
-    return f"the {dtype}{'' if one_pass else ' ' + PASS_WORDS[lang][pass_]} at {size}"
+        return " ".join([*words, size])
+    return " ".join(["the", *words, "at", size]) if words else f"{size}"
 
 
 def faster_at(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str) -> str:
@@ -903,7 +909,7 @@ def faster_at(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b
         )
     if not misses:
         return {"en": "at every shape", "zh": "在每个形状上"}[lang]
-    words = [_cell_words(lang, cell, ":" in clock_pass) for cell in misses]
+    words = [_cell_words(lang, cell, clock_pass) for cell in misses]
     if lang == "zh":
         return html.escape(f"除 {'、'.join(words)} 外，在每个形状上")
     listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
@@ -915,6 +921,58 @@ def gap_within(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, 
     the cells that time both, as ``a``'s over ``b``'s, rounded up to a whole percent ("4 %")."""
     largest = max(abs(ta / tb - 1) for _, ta, tb in _median_pairs(path, clock_pass, a, b))
     return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
+
+
+def gap_cells(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str) -> str:
+    """How far apart ``a``'s and ``b``'s median times on the clock lie, as a predicate: "within
+    2 % of each other at every shape", or, where one or two cells stand out (a gap over 5 % and
+    over twice the next one), "... at every shape but the bfloat16 forward at 16384 × 8192
+    (27 %)", so that one outlier does not stand for every cell."""
+    pairs = _median_pairs(path, clock_pass, a, b)
+    gaps = sorted(((abs(ta / tb - 1), cell) for cell, ta, tb in pairs), reverse=True)
+    out = []
+    while len(out) < 2 and len(gaps) - len(out) > 2:
+        gap, cell = gaps[len(out)]
+        if gap > 0.05 and gap > 2 * gaps[len(out) + 1][0]:
+            out.append((gap, cell))
+        else:
+            break
+
+    def pct(x: float) -> str:
+        return percent(lang, math.ceil(round(x * 100, 6)) / 100).lstrip("+")
+
+    within = pct(gaps[len(out)][0])
+    if not out:
+        return {"en": f"within {within} of each other at every shape",
+                "zh": f"在每个形状上相差不超过 {within}"}[lang]  # fmt: skip
+    brackets = "（{}）" if lang == "zh" else " ({})"
+    listed = [_cell_words(lang, cell, clock_pass) + brackets.format(pct(gap)) for gap, cell in out]
+    if lang == "zh":
+        return html.escape(f"除 {'、'.join(listed)}外，在每个形状上相差不超过 {within}")
+    return html.escape(f"within {within} of each other at every shape but {' and '.join(listed)}")
+
+
+def ratio_range(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str) -> str:
+    """How ``a``'s median times on the clock compare with ``b``'s over the cells, one-sided:
+    "from 1 % shorter to 13 % longer than", "from 2 % to 13 % longer than", each end rounded
+    up to a whole percent."""
+    ratios = [ta / tb - 1 for _, ta, tb in _median_pairs(path, clock_pass, a, b)]
+
+    def pct(x: float) -> str:
+        return percent(lang, math.ceil(round(abs(x) * 100, 6)) / 100).lstrip("+")
+
+    low, high = min(ratios), max(ratios)
+    if lang == "zh":
+        if low >= 0:
+            return f"长 {pct(low)} 到 {pct(high)}"
+        if high <= 0:
+            return f"短 {pct(high)} 到 {pct(low)}"
+        return f"短 {pct(low)} 到长 {pct(high)}"
+    if low >= 0:
+        return f"from {pct(low)} to {pct(high)} longer than"
+    if high <= 0:
+        return f"from {pct(high)} to {pct(low)} shorter than"
+    return f"from {pct(low)} shorter to {pct(high)} longer than"
 
 
 def holds(lang: str, cards: PageCards, path: str, chain: str) -> str:
@@ -953,48 +1011,73 @@ def holds(lang: str, cards: PageCards, path: str, chain: str) -> str:
     return ""
 
 
-def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
-    """A sentence on how the matching ratios moved since the run before this one (the largest
-    change, and those that crossed 1.0), or, where the record keeps no earlier run of the files
-    (a changed file starts its history again), that there is none yet to compare."""
+RUN_SUBJECTS = {  # what since_last_run and range_since_last_run speak of, by key, per language
+    "per-call": ("the per-call cells", "每次调用表的各格"),
+    "recipes-per-call": ("the four recipes' per-call cells", "四个配方每次调用表的各格"),
+    "recipes-host": ("the four recipes' host-cost figures", "四个配方的主机端耗时"),
+    "matmul-kernel": ("the matmul file's kernel-time ratios", "矩阵乘法文件按内核时间算的各个比值"),
+    "matmul-cublas": (
+        "the ratios of cuBLAS's time over a Triton kernel's",
+        "cuBLAS 与两个 Triton 内核的耗时之比",
+    ),
+    "matmul-compiled": (
+        "the compiled peers' ratios to the operator, shape by shape,",
+        "两个编译版本与算子之比（逐个形状来看）",
+    ),
+}
+
+
+def run_subject(lang: str, key: str) -> str:
+    if key not in RUN_SUBJECTS:
+        raise LookupError(f"{key!r}: not one of {sorted(RUN_SUBJECTS)} (RUN_SUBJECTS)")
+    return RUN_SUBJECTS[key][0 if lang == "en" else 1]
+
+
+def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: str) -> str:
+    """A sentence on how the matching ratios, which ``what`` names (a key of RUN_SUBJECTS, so
+    that both languages write the same token), moved since the run before this one: the
+    largest change, and those that crossed 1.0; or, where the record keeps no earlier run of
+    the files (a changed file starts its history again), that there is none yet to compare."""
+    what = run_subject(lang, what)
     try:
         changes = run_changes(paths, pattern, "any")
     except LookupError:
-        return {
-            "en": "The record keeps no earlier run of this file since it last changed, so no "
-            "cell has an earlier value to compare yet.",
-            "zh": "这个文件自上次改动以来，记录里还没有更早的运行，各格还没有先前的值可比。",
+        text = {
+            "en": "The record keeps no earlier run of this file since it last changed, so "
+            f"{what} have no earlier values to compare yet.",
+            "zh": f"这个文件自上次改动以来，记录里还没有更早的运行，{what}还没有先前的值可比。",
         }[lang]
+        return html.escape(text)
     largest = max(abs(new / old - 1) for _, _, old, new in changes)
     moved = percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
     crossed = crossed_one(lang, cards, paths, pattern)
+    head = {
+        "en": f"Since the run before this one, {what} moved by {moved} or less",
+        "zh": f"与上一次运行相比，{what}的变动不超过 {moved}",
+    }[lang]
     if crossed == "0":
-        return {
-            "en": f"Since the run before this one, the cells' medians moved by {moved} or less, "
-            "and none crossed 1.0.",
-            "zh": f"与上一次运行相比，各格中位数的变动不超过 {moved}，没有一格跨过 1.0。",
-        }[lang]
+        tail = {"en": ", and none crossed 1.0.", "zh": "，没有一个跨过 1.0。"}[lang]
+        return html.escape(head + tail)
     try:
         cells = crossed_cells(lang, cards, paths, pattern)
     except LookupError:  # figures not named by pass and dtype (matmul's): the count alone
-        return {
-            "en": f"Since the run before this one, the cells' medians moved by {moved} or less, "
-            f"and {crossed} crossed 1.0.",
-            "zh": f"与上一次运行相比，各格中位数的变动不超过 {moved}，"
-            f"其中 {crossed} 格跨过了 1.0。",
-        }[lang]
-    return {
-        "en": f"Since the run before this one, the cells' medians moved by {moved} or less, and "
-        f"{crossed} crossed 1.0: {cells}.",
-        "zh": f"与上一次运行相比，各格中位数的变动不超过 {moved}，其中 {crossed} 格跨过了 1.0："
-        f"{cells}。",
+        cells = ""
+    tail = {
+        "en": f", and {crossed} of them crossed 1.0"
+        + (f" ({html.unescape(cells)})" if cells else "")
+        + ".",
+        "zh": f"，其中 {crossed} 个跨过了 1.0"
+        + (f"（{html.unescape(cells)}）" if cells else "")
+        + "。",
     }[lang]
+    return html.escape(head + tail)
 
 
 def range_since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: str) -> str:
-    """A sentence on how the matching figures, which the page names (``what``, in its
-    language), moved since the run before this one, lowest and highest change (change_range),
+    """A sentence on how the matching figures, which ``what`` names (a key of RUN_SUBJECTS),
+    moved since the run before this one, lowest and highest change (change_range),
     or, where the record keeps no earlier run of the files, that there is none yet to compare."""
+    what = run_subject(lang, what)
     try:
         moved = change_range(lang, cards, paths, pattern)
     except LookupError:
@@ -1248,8 +1331,10 @@ TOKENS = {
     "crossed_cells": (crossed_cells, 2),
     "faster_at": (faster_at, 4),
     "gap_within": (gap_within, 4),
+    "gap_cells": (gap_cells, 4),
+    "ratio_range": (ratio_range, 4),
     "holds": (holds, 2),
-    "since_last_run": (since_last_run, 2),
+    "since_last_run": (since_last_run, 3),
     "range_since_last_run": (range_since_last_run, 3),
     "crossed_lowest": (
         lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, "lowest"),

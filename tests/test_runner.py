@@ -296,29 +296,36 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
         "x bfloat16 前向 16 × 32、"
     )
     assert site_hooks.TOKENS["crossed_lowest"][0]("en", None, "x.py", cell) == "bfloat16 forward"
-    assert site_hooks.since_last_run("en", None, "x.py", cell) == (
-        "Since the run before this one, the cells' medians moved by 10 % or less, and 2 crossed "
-        "1.0: bfloat16 forward at 16 × 32, bfloat16 forward and backward at 8 × 64."
+    assert site_hooks.since_last_run("en", None, "x.py", cell, "per-call") == (
+        "Since the run before this one, the per-call cells moved by 10 % or less, and 2 of them "
+        "crossed 1.0 (bfloat16 forward at 16 × 32, bfloat16 forward and backward at 8 × 64)."
     )
-    assert site_hooks.since_last_run("zh", None, "x.py", "backward_*") == (
-        "与上一次运行相比，各格中位数的变动不超过 10%，没有一格跨过 1.0。"
+    assert site_hooks.since_last_run("zh", None, "x.py", "backward_*", "per-call") == (
+        "与上一次运行相比，每次调用表的各格的变动不超过 10%，没有一个跨过 1.0。"
     )
+    with pytest.raises(LookupError, match="RUN_SUBJECTS"):
+        site_hooks.since_last_run("en", None, "x.py", cell, "the cells")
     with pytest.raises(LookupError):
         site_hooks.crossed_one("en", None, "x.py", "*_of_copy")
     entry["figures"]["triton_of_cublas_float16_64x64x64"] = {"value": 1.01}
     before["triton_of_cublas_float16_64x64x64"] = 0.98
-    assert site_hooks.since_last_run("en", None, "x.py", "triton_of_cublas_*") == (
-        "Since the run before this one, the cells' medians moved by 4 % or less, and 1 crossed 1.0."
+    assert site_hooks.since_last_run("en", None, "x.py", "triton_of_cublas_*", "matmul-cublas") == (
+        "Since the run before this one, the ratios of cuBLAS's time over a Triton kernel's moved "
+        "by 4 % or less, and 1 of them crossed 1.0."
+    ).replace(
+        "'", "&#x27;"
     )  # a figure crossed_cells cannot name by pass and dtype: the count alone
-    assert site_hooks.range_since_last_run("en", None, "x.py", "host_us_*", "host times") == (
-        "Since the run before this one, host times moved by +50 % to +50 %."
+    assert site_hooks.range_since_last_run("en", None, "x.py", "host_us_*", "recipes-host") == (
+        "Since the run before this one, the four recipes&#x27; host-cost figures moved by +50 % to "
+        "+50 %."
     )
     entry["earlier"] = []  # a changed file: its history starts again
-    assert site_hooks.range_since_last_run("zh", None, "x.py", "host_us_*", "主机端耗时") == (
-        "这些文件自上次改动以来，记录里还没有更早的运行，主机端耗时还没有先前的值可比。"
+    assert site_hooks.range_since_last_run("zh", None, "x.py", "host_us_*", "recipes-host") == (
+        "这些文件自上次改动以来，记录里还没有更早的运行，四个配方的主机端耗时还没有先前的值可比。"
     )
-    assert site_hooks.since_last_run("en", None, "x.py", cell).startswith(
-        "The record keeps no earlier run of this file"
+    assert site_hooks.since_last_run("en", None, "x.py", cell, "per-call") == (
+        "The record keeps no earlier run of this file since it last changed, so the per-call "
+        "cells have no earlier values to compare yet."
     )
     entry["earlier"] = [{"date": "d", "figures": before}]
     cpu_only = next(lock for lock in records.all_locks() if not lock.devices)
@@ -379,13 +386,72 @@ def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
     assert faster("en", None, "x.py", "kernel:forward", "b", "a") == (
         "at every shape but the float32 at 4 × 4"
     )
+    assert faster("en", None, "x.py", "call::float32", "a", "b") == (
+        "at every shape but the forward at 4 × 4"
+    )
+    assert faster("zh", None, "x.py", "call::float32", "a", "b") == "除 前向 4 × 4 外，在每个形状上"
+    assert gap("en", None, "x.py", "call::float32", "a", "b") == "34 %"  # 1.0 over 1.5
+    cells = site_hooks.gap_cells
+    assert cells("en", None, "x.py", "call", "a", "b") == "within 50 % of each other at every shape"
+    with pytest.raises(LookupError, match="no call::float64 cell"):
+        cells("en", None, "x.py", "call::float64", "a", "b")
     assert gap("en", None, "x.py", "call", "a", "b") == "50 %"  # 3.0 over 2.0
+    # several peers: the shortest of their times counts; d is shorter than a at 8 × 64 only
+    d = {(16, 32): 1.5, (8, 64): 0.99, (4, 4): 1.5}
+    for (pass_, dtype, shape), _ in times.items():
+        if pass_ == "forward":
+            rows.append(row("d", pass_, dtype, shape, d[shape], "call"))
+    assert faster("en", None, "x.py", "call:forward", "a", "b") == (
+        "at every shape but the float32 at 4 × 4"
+    )
+    with pytest.raises(LookupError, match="at 1 of 3 cells"):
+        faster("en", None, "x.py", "call:forward", "a", "b d")
+    span = site_hooks.ratio_range
+    assert span("en", None, "x.py", "call", "a", "b") == "from 50 % shorter to 50 % longer than"
+    assert span("en", None, "x.py", "call:forward", "a", "b") == "from 0 % to 50 % shorter than"
+    assert span("zh", None, "x.py", "call", "a", "b") == "短 50% 到长 50%"
+    assert span("en", None, "x.py", "kernel:forward", "a", "b") == "from 0 % to 100 % longer than"
     assert gap("zh", None, "x.py", "call:forward", "a", "b") == "50%"  # 1.0 over 2.0
     assert gap("en", None, "x.py", "call:forward", "a", "c") == "0 %"
     with pytest.raises(LookupError, match="no call cell times both"):
         gap("en", None, "x.py", "call", "a", "nobody")
     with pytest.raises(LookupError, match="the clock is one of"):
         faster("en", None, "x.py", "calls", "a", "b")
+
+
+def test_gap_cells_names_the_cells_that_stand_out(monkeypatch):
+    """gap_cells gives the gap of every cell but one or two that stand out (over 5 % and over
+    twice the next gap), which it names with their own gaps; a gap that does not stand out is
+    folded into "within"."""
+    import types
+
+    import site_hooks
+
+    def rows(gaps):
+        out = []
+        for i, g in enumerate(gaps):
+            cell = {"pass": "forward", "dtype": "bfloat16", "shape": [16, 2**i], "clock": "kernel"}
+            out += [dict(cell, impl="a", ms_median=1.0 + g), dict(cell, impl="b", ms_median=1.0)]
+        return out
+
+    def render(gaps, lang="en"):
+        entry = {"benchmark": rows(gaps)}
+        monkeypatch.setattr(site_hooks, "_benchmark_source",
+                            lambda path: types.SimpleNamespace(entry=entry))  # fmt: skip
+        return site_hooks.gap_cells(lang, None, "x.py", "kernel", "a", "b")
+
+    assert render([0.01, 0.015, -0.27, 0.005]) == (
+        "within 2 % of each other at every shape but the bfloat16 forward at 16 × 4 (27 %)"
+    )
+    assert render([0.01, 0.015, -0.27, 0.005], "zh") == (
+        "除 bfloat16 前向 16 × 4（27%）外，在每个形状上相差不超过 2%"
+    )
+    assert render([0.08, 0.015, 0.29, 0.005, 0.01]) == (
+        "within 2 % of each other at every shape but the bfloat16 forward at 16 × 4 (29 %) and "
+        "the bfloat16 forward at 16 × 1 (8 %)"
+    )
+    assert render([0.04, 0.015, 0.07, 0.005]) == "within 7 % of each other at every shape"
+    assert render([0.01, 0.2, 0.3]) == "within 30 % of each other at every shape"  # too few cells
 
 
 def test_holds_renders_nothing_and_stops_the_build_where_an_order_is_wrong(monkeypatch):
