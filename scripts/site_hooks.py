@@ -979,9 +979,9 @@ def holds(lang: str, cards: PageCards, path: str, chain: str) -> str:
     """A typed order of figures, checked: ``chain`` is groups of figure names of ``path`` joined
     by "<", a group's names by "," ("host_us_eager < host_us_raw_launch, host_us_liger"; a number
     stands for itself: "0.9 < x_ratio, y_ratio < 1.1"); every value of a group lies below every
-    value of the next in the latest run. It renders nothing;
-    where the record does not bear the order out, the build stops, so that the sentence it
-    stands beside cannot outlive the run it describes."""
+    value of the next in the latest run. It renders nothing; where the record does not bear
+    the order out, the build stops, so that the sentence it stands beside cannot outlive the
+    run it describes."""
     groups = [[name.strip() for name in group.split(",")] for group in chain.split("<")]
     if len(groups) < 2 or not all(all(group) for group in groups):
         raise LookupError(f"{chain!r}: two or more groups of figure names joined by '<'")
@@ -1042,10 +1042,13 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: 
     try:
         changes = run_changes(paths, pattern, "any")
     except LookupError:
+        several = len(paths.split()) > 1
         text = {
-            "en": "The record keeps no earlier run of this file since it last changed, so "
-            f"{what} have no earlier values to compare yet.",
-            "zh": f"这个文件自上次改动以来，记录里还没有更早的运行，{what}还没有先前的值可比。",
+            "en": f"The record keeps no earlier run of {'these files' if several else 'this file'}"
+            f" since {'they' if several else 'it'} last changed, so {what} have no earlier values "
+            "to compare yet.",
+            "zh": f"{'这些' if several else '这个'}文件自上次改动以来，记录里还没有更早的运行，"
+            f"{what}还没有先前的值可比。",
         }[lang]
         return html.escape(text)
     largest = max(abs(new / old - 1) for _, _, old, new in changes)

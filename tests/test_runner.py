@@ -327,6 +327,9 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
         "The record keeps no earlier run of this file since it last changed, so the per-call "
         "cells have no earlier values to compare yet."
     )
+    assert site_hooks.since_last_run("zh", None, "x.py y.py", cell, "recipes-per-call") == (
+        "这些文件自上次改动以来，记录里还没有更早的运行，四个配方每次调用表的各格还没有先前的值可比。"
+    )
     entry["earlier"] = [{"date": "d", "figures": before}]
     cpu_only = next(lock for lock in records.all_locks() if not lock.devices)
     monkeypatch.setattr(site_hooks, "STATE", site_hooks.BuildState(cpu_only, None, dt.date.today()))
