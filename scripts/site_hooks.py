@@ -809,12 +809,17 @@ def percent(lang: str, value: float) -> str:
     return f"{sign}{abs(value):.0%}".replace("%", " %" if lang == "en" else "%")
 
 
+def percent_up(lang: str, value: float) -> str:
+    """The size of a change, rounded up to a whole percent, without a sign ("9 %")."""
+    return percent(lang, math.ceil(round(abs(value) * 100, 6)) / 100).lstrip("+")
+
+
 def largest_change(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     """The largest change, either way, of the matching figures since the run before this one,
     rounded up to a whole percent ("9 %")."""
     changes = run_changes(paths, pattern, "any")
     largest = max(abs(new / old - 1) for _, _, old, new in changes)
-    return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
+    return percent_up(lang, largest)
 
 
 def change_range(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
@@ -920,7 +925,7 @@ def gap_within(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, 
     """The largest gap, either way, between ``a``'s and ``b``'s median times on the clock over
     the cells that time both, as ``a``'s over ``b``'s, rounded up to a whole percent ("4 %")."""
     largest = max(abs(ta / tb - 1) for _, ta, tb in _median_pairs(path, clock_pass, a, b))
-    return percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
+    return percent_up(lang, largest)
 
 
 def gap_cells(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str) -> str:
@@ -938,15 +943,15 @@ def gap_cells(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b
         else:
             break
 
-    def pct(x: float) -> str:
-        return percent(lang, math.ceil(round(x * 100, 6)) / 100).lstrip("+")
-
-    within = pct(gaps[len(out)][0])
+    within = percent_up(lang, gaps[len(out)][0])
     if not out:
         return {"en": f"within {within} of each other at every shape",
                 "zh": f"在每个形状上相差不超过 {within}"}[lang]  # fmt: skip
     brackets = "（{}）" if lang == "zh" else " ({})"
-    listed = [_cell_words(lang, cell, clock_pass) + brackets.format(pct(gap)) for gap, cell in out]
+    listed = [
+        _cell_words(lang, cell, clock_pass) + brackets.format(percent_up(lang, gap))
+        for gap, cell in out
+    ]
     if lang == "zh":
         return html.escape(f"除 {'、'.join(listed)}外，在每个形状上相差不超过 {within}")
     return html.escape(f"within {within} of each other at every shape but {' and '.join(listed)}")
@@ -958,21 +963,18 @@ def ratio_range(lang: str, cards: PageCards, path: str, clock_pass: str, a: str,
     up to a whole percent."""
     ratios = [ta / tb - 1 for _, ta, tb in _median_pairs(path, clock_pass, a, b)]
 
-    def pct(x: float) -> str:
-        return percent(lang, math.ceil(round(abs(x) * 100, 6)) / 100).lstrip("+")
-
     low, high = min(ratios), max(ratios)
     if lang == "zh":
         if low >= 0:
-            return f"长 {pct(low)} 到 {pct(high)}"
+            return f"长 {percent_up(lang, low)} 到 {percent_up(lang, high)}"
         if high <= 0:
-            return f"短 {pct(high)} 到 {pct(low)}"
-        return f"短 {pct(low)} 到长 {pct(high)}"
+            return f"短 {percent_up(lang, high)} 到 {percent_up(lang, low)}"
+        return f"短 {percent_up(lang, low)} 到长 {percent_up(lang, high)}"
     if low >= 0:
-        return f"from {pct(low)} to {pct(high)} longer than"
+        return f"from {percent_up(lang, low)} to {percent_up(lang, high)} longer than"
     if high <= 0:
-        return f"from {pct(high)} to {pct(low)} shorter than"
-    return f"from {pct(low)} shorter to {pct(high)} longer than"
+        return f"from {percent_up(lang, high)} to {percent_up(lang, low)} shorter than"
+    return f"from {percent_up(lang, low)} shorter to {percent_up(lang, high)} longer than"
 
 
 def holds(lang: str, cards: PageCards, path: str, chain: str) -> str:
@@ -1052,7 +1054,7 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: 
         }[lang]
         return html.escape(text)
     largest = max(abs(new / old - 1) for _, _, old, new in changes)
-    moved = percent(lang, math.ceil(round(largest * 100, 6)) / 100).lstrip("+")
+    moved = percent_up(lang, largest)
     crossed = crossed_one(lang, cards, paths, pattern)
     head = {
         "en": f"Since the run before this one, {what} moved by {moved} or less",
