@@ -409,6 +409,16 @@ def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
     )
     with pytest.raises(LookupError, match="at 1 of 3 cells"):
         faster("en", None, "x.py", "call:forward", "a", "b d")
+    assert site_hooks.faster_everywhere("en", None, "x.py", "call:backward:float32", "a", "b") == ""
+    with pytest.raises(LookupError, match="at the float32 at 4 × 4"):
+        site_hooks.faster_everywhere("en", None, "x.py", "call:forward", "a", "b")
+
+    def unmeasured(path):
+        raise site_hooks.Unmeasured()
+
+    with monkeypatch.context() as patch:  # a lock with no GPU run: nothing to check
+        patch.setattr(site_hooks, "_benchmark_source", unmeasured)
+        assert site_hooks.faster_everywhere("en", None, "x.py", "call:forward", "a", "b") == ""
     span = site_hooks.ratio_range
     assert span("en", None, "x.py", "call", "a", "b") == "from 50 % shorter to 50 % longer than"
     assert span("en", None, "x.py", "call:forward", "a", "b") == "from 0 % to 50 % shorter than"
