@@ -836,16 +836,18 @@ def crossed_one(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     return str(sum((old >= 1.0) != (new >= 1.0) for _, _, old, new in changes))
 
 
+PASS_WORDS = {
+    "en": {"forward": "forward", "backward": "backward",
+           "forward_backward": "forward and backward"},
+    "zh": {"forward": "前向", "backward": "反向", "forward_backward": "前向加反向"},
+}  # fmt: skip
+
+
 def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes="one") -> str:
     """The matching ratios that crossed 1.0 since the run before this one, by pass, dtype and
     shape ("bfloat16 backward at 1024 × 4096"; with shapes="lowest", the figures over all
     shapes, by pass and dtype), with their file where several are asked for."""
     changes = run_changes(paths, pattern, shapes)
-    passes = {
-        "en": {"forward": "forward", "backward": "backward",
-               "forward_backward": "forward and backward"},
-        "zh": {"forward": "前向", "backward": "反向", "forward_backward": "前向加反向"},
-    }[lang]  # fmt: skip
     several = len(paths.split()) > 1
     cells = []
     for path, name, old, new in changes:
@@ -857,17 +859,10 @@ def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes=
         pass_, dtype, shape = m.group(1), m.group(2), (m.group(3) or "")[:-1].replace("x", " × ")
         where = f"{RECIPE_NAMES[lang].get(Path(path).stem, Path(path).stem)} " if several else ""
         at = (" at " if lang == "en" else " ") + shape if shape else ""
-        cells.append(f"{where}{dtype} {passes[pass_]}{at}")
+        cells.append(f"{where}{dtype} {PASS_WORDS[lang][pass_]}{at}")
     return html.escape(
         {"en": ", ", "zh": "、"}[lang].join(cells) or {"en": "none", "zh": "无"}[lang]
     )
-
-
-PASS_WORDS = {
-    "en": {"forward": "forward", "backward": "backward",
-           "forward_backward": "forward and backward"},
-    "zh": {"forward": "前向", "backward": "反向", "forward_backward": "前向加反向"},
-}  # fmt: skip
 
 
 def _median_pairs(path: str, clock_pass: str, a: str, b: str):
@@ -901,12 +896,17 @@ def _cell_words(lang: str, cell: tuple, clock_pass: str) -> str:
     return " ".join(["the", *words, "at", size]) if words else f"{size}"
 
 
+def _not_shorter(pairs: list) -> list[tuple]:
+    """The cells of _median_pairs where ``a``'s time is not the shorter (a tie included)."""
+    return [cell for cell, ta, tb in pairs if not ta < tb]
+
+
 def faster_at(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str) -> str:
     """Where ``a``'s median time on the clock is shorter than ``b``'s in the latest run: "at
     every shape", or "at every shape but" the cells where it is not. When it is not at half the
     cells or more, the sentence around the token says the wrong thing: the build stops."""
     pairs = _median_pairs(path, clock_pass, a, b)
-    misses = [cell for cell, ta, tb in pairs if not ta < tb]
+    misses = _not_shorter(pairs)
     if 2 * len(misses) >= len(pairs):
         raise LookupError(
             f"{path}: {a} is shorter than {b} ({clock_pass}) at {len(pairs) - len(misses)} of "
@@ -929,7 +929,7 @@ def faster_everywhere(lang: str, cards: PageCards, path: str, clock_pass: str, a
         pairs = _median_pairs(path, clock_pass, a, b)
     except Unmeasured:  # a lock with no GPU run: nothing measured to check, as for holds
         return ""
-    misses = [cell for cell, ta, tb in pairs if not ta < tb]
+    misses = _not_shorter(pairs)
     if misses:
         cells = ", ".join(_cell_words("en", cell, clock_pass) for cell in misses)
         raise LookupError(f"{path}: {a} is not shorter than {b} ({clock_pass}) at {cells}")
@@ -1050,6 +1050,21 @@ def run_subject(lang: str, key: str) -> str:
     return RUN_SUBJECTS[key][0 if lang == "en" else 1]
 
 
+def no_earlier_run(lang: str, paths: str, what: str) -> str:
+    """That the record keeps no earlier run of the files (a changed file starts its history
+    again), so ``what`` (in words) has nothing to compare yet."""
+    several = len(paths.split()) > 1
+    return html.escape(
+        {
+            "en": f"The record keeps no earlier run of {'these files' if several else 'this file'}"
+            f" since {'they' if several else 'it'} last changed, so {what} have no earlier values "
+            "to compare yet.",
+            "zh": f"{'这些' if several else '这个'}文件自上次改动以来，记录里还没有更早的运行，"
+            f"{what}还没有先前的值可比。",
+        }[lang]
+    )
+
+
 def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: str) -> str:
     """A sentence on how the matching ratios, which ``what`` names (a key of RUN_SUBJECTS, so
     that both languages write the same token), moved since the run before this one: the
@@ -1057,19 +1072,9 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: 
     the files (a changed file starts its history again), that there is none yet to compare."""
     what = run_subject(lang, what)
     try:
-        changes = run_changes(paths, pattern, "any")
+        moved = largest_change(lang, cards, paths, pattern)
     except LookupError:
-        several = len(paths.split()) > 1
-        text = {
-            "en": f"The record keeps no earlier run of {'these files' if several else 'this file'}"
-            f" since {'they' if several else 'it'} last changed, so {what} have no earlier values "
-            "to compare yet.",
-            "zh": f"{'这些' if several else '这个'}文件自上次改动以来，记录里还没有更早的运行，"
-            f"{what}还没有先前的值可比。",
-        }[lang]
-        return html.escape(text)
-    largest = max(abs(new / old - 1) for _, _, old, new in changes)
-    moved = percent_up(lang, largest)
+        return no_earlier_run(lang, paths, what)
     crossed = crossed_one(lang, cards, paths, pattern)
     head = {
         "en": f"Since the run before this one, {what} moved by {moved} or less",
@@ -1101,13 +1106,7 @@ def range_since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, 
     try:
         moved = change_range(lang, cards, paths, pattern)
     except LookupError:
-        return html.escape(
-            {
-                "en": "The record keeps no earlier run of these files since they last changed, "
-                f"so {what} have no earlier values to compare yet.",
-                "zh": f"这些文件自上次改动以来，记录里还没有更早的运行，{what}还没有先前的值可比。",
-            }[lang]
-        )
+        return no_earlier_run(lang, paths, what)
     return html.escape(
         {
             "en": f"Since the run before this one, {what} moved by {moved}.",
@@ -1345,10 +1344,6 @@ TOKENS = {
     "state_legend": (lambda lang, cards: state_legend(lang), 0),
     "rerun_held": (lambda lang, cards, part: rerun_held(lang, part), 1),
     "rerun_held_later": (lambda lang, cards, part: rerun_held_later(lang, part), 1),
-    "largest_change": (largest_change, 2),
-    "change_range": (change_range, 2),
-    "crossed_one": (crossed_one, 2),
-    "crossed_cells": (crossed_cells, 2),
     "faster_at": (faster_at, 4),
     "gap_within": (gap_within, 4),
     "faster_everywhere": (faster_everywhere, 4),
@@ -1357,10 +1352,6 @@ TOKENS = {
     "holds": (holds, 2),
     "since_last_run": (since_last_run, 3),
     "range_since_last_run": (range_since_last_run, 3),
-    "crossed_lowest": (
-        lambda lang, cards, paths, pattern: crossed_cells(lang, cards, paths, pattern, "lowest"),
-        2,
-    ),
     "verification_matrix": (lambda lang, cards: verification_matrix(lang), 0),
     "lock_history": (lock_history, 2),
     "benchmark_table": (benchmark_table, 2),

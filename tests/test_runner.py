@@ -260,8 +260,9 @@ def test_a_rerun_names_the_files_it_compared():
 
 
 def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
-    """largest_change, change_range, crossed_one, crossed_cells and crossed_lowest read each
-    figure beside the row's first earlier run: per-shape figures, or those over all shapes."""
+    """largest_change, change_range, crossed_one and crossed_cells (per-shape figures, or with
+    "lowest" those over all shapes), and the since_last_run sentences built on them, read each
+    figure beside the row's first earlier run."""
     import datetime as dt
     import types
 
@@ -295,7 +296,7 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     assert site_hooks.crossed_cells("zh", None, "x.py geglu.py", cell).startswith(
         "x bfloat16 前向 16 × 32、"
     )
-    assert site_hooks.TOKENS["crossed_lowest"][0]("en", None, "x.py", cell) == "bfloat16 forward"
+    assert site_hooks.crossed_cells("en", None, "x.py", cell, "lowest") == "bfloat16 forward"
     assert site_hooks.since_last_run("en", None, "x.py", cell, "per-call") == (
         "Since the run before this one, the per-call cells moved by 10 % or less, and 2 of them "
         "crossed 1.0 (bfloat16 forward at 16 × 32, bfloat16 forward and backward at 8 × 64)."
@@ -320,7 +321,9 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
         "+50 %."
     )
     entry["earlier"] = []  # a changed file: its history starts again
-    assert site_hooks.range_since_last_run("zh", None, "x.py", "host_us_*", "recipes-host") == (
+    assert site_hooks.range_since_last_run(
+        "zh", None, "x.py y.py", "host_us_*", "recipes-host"
+    ) == (
         "这些文件自上次改动以来，记录里还没有更早的运行，四个配方的主机端耗时还没有先前的值可比。"
     )
     assert site_hooks.since_last_run("en", None, "x.py", cell, "per-call") == (
@@ -335,7 +338,7 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     monkeypatch.setattr(site_hooks, "STATE", site_hooks.BuildState(cpu_only, None, dt.date.today()))
     with pytest.raises(site_hooks.Unmeasured):
         site_hooks.crossed_one("en", None, "x.py", cell)
-    token = f'{{{{ crossed_one("x.py y.py", "{cell}") }}}}'  # as a page writes it
+    token = f'{{{{ since_last_run("x.py y.py", "{cell}", "per-call") }}}}'  # as a page writes it
     assert "record-unmeasured" in site_hooks.expand_tokens(token, "en", None)
     assert 'data-snippet="x.py"' in site_hooks.expand_tokens(token, "en", None)
 
