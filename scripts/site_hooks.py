@@ -94,6 +94,7 @@ TEXT = {
         },
         "reference": "against {reference}",
         "unmeasured": "not measured for this lock (no GPU run)",
+        "unmeasured_inline": "(not measured for this lock: no GPU run)",
         "unmeasured_pending": "[not measured yet: the file's GPU run is pending]",
         "lock_column": "Lock",
         "printed_column": "What the claim printed",
@@ -163,6 +164,7 @@ TEXT = {
         },
         "reference": "对照 {reference}",
         "unmeasured": "本锁定版本未测（没有 GPU 运行）",
+        "unmeasured_inline": "（本锁定版本未测：没有 GPU 运行）",
         "unmeasured_pending": "[尚未测量：这个文件的 GPU 运行尚待进行]",
         "lock_column": "锁定版本",
         "printed_column": "论断文件的输出",
@@ -507,8 +509,11 @@ def _source_entry(path: str, need_figure: str | None = None, label: str | None =
         raise PluginError(f"lock {lock.id}: {exc}") from exc
 
 
-def unmeasured_html(lang: str, path: str, pending: bool = False) -> str:
-    text = TEXT[lang]["unmeasured_pending" if pending else "unmeasured"]
+def unmeasured_html(lang: str, path: str, pending: bool = False, inline: bool = False) -> str:
+    """The mark of a figure no record has; ``inline``: in parentheses, for a token that stands
+    for a phrase inside a sentence ("shorter than X's at every shape")."""
+    key = "unmeasured_pending" if pending else "unmeasured_inline" if inline else "unmeasured"
+    text = TEXT[lang][key]
     return (
         f'<span class="record-unmeasured" data-snippet="{html.escape(path)}">'
         f"{html.escape(text)}</span>"
@@ -1374,6 +1379,10 @@ TOKENS = {
 }
 
 
+# tokens that render a phrase inside a sentence, not a figure or a sentence of their own
+PHRASE_TOKENS = {"faster_at", "gap_within", "gap_cells", "ratio_range"}
+
+
 def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
     def replace(m: re.Match) -> str:
         name = m.group("name")
@@ -1389,7 +1398,7 @@ def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
         try:
             return function(lang, cards, *args)
         except Unmeasured as exc:  # a token of several files names the first
-            return unmeasured_html(lang, args[0].split()[0], exc.pending)
+            return unmeasured_html(lang, args[0].split()[0], exc.pending, name in PHRASE_TOKENS)
         except (LookupError, records.LockError, PluginError) as exc:
             if build_state().draft:
                 log.info(f"draft: {m.group(0)}: {exc}")

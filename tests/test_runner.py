@@ -422,6 +422,14 @@ def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
     with monkeypatch.context() as patch:  # a lock with no GPU run: nothing to check
         patch.setattr(site_hooks, "_benchmark_source", unmeasured)
         assert site_hooks.faster_everywhere("en", None, "x.py", "call:forward", "a", "b") == ""
+        # a phrase inside a sentence is marked in parentheses, a table cell's figure is not
+        token = '{{ faster_at("x.py", "call", "a", "b") }}'
+        assert ">(not measured for this lock: no GPU run)</span>" in site_hooks.expand_tokens(
+            token, "en", None
+        )
+        assert ">（本锁定版本未测：没有 GPU 运行）</span>" in site_hooks.expand_tokens(
+            token, "zh", None
+        )
     span = site_hooks.ratio_range
     assert span("en", None, "x.py", "call", "a", "b") == "from 50 % shorter to 50 % longer than"
     assert span("en", None, "x.py", "call:forward", "a", "b") == "from 0 % to 50 % shorter than"
