@@ -430,6 +430,9 @@ def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
         assert ">（本锁定版本未测：没有 GPU 运行）</span>" in site_hooks.expand_tokens(
             token, "zh", None
         )
+        assert ">not measured for this lock (no GPU run)</span>" in site_hooks.unmeasured_html(
+            "en", "x.py"
+        )
     span = site_hooks.ratio_range
     assert span("en", None, "x.py", "call", "a", "b") == "from 50 % shorter to 50 % longer than"
     assert span("en", None, "x.py", "call:forward", "a", "b") == "from 0 % to 50 % shorter than"
