@@ -851,7 +851,8 @@ PASS_WORDS = {
 def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes="one") -> str:
     """The matching ratios that crossed 1.0 since the run before this one, by pass, dtype and
     shape ("bfloat16 backward at 1024 × 4096"; with shapes="lowest", the figures over all
-    shapes, by pass and dtype), with their file where several are asked for."""
+    shapes, by pass and dtype), with their file where several are asked for; plain text, which
+    the sentence that quotes it escapes."""
     changes = run_changes(paths, pattern, shapes)
     several = len(paths.split()) > 1
     cells = []
@@ -865,9 +866,7 @@ def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes=
         where = f"{RECIPE_NAMES[lang].get(Path(path).stem, Path(path).stem)} " if several else ""
         at = (" at " if lang == "en" else " ") + shape if shape else ""
         cells.append(f"{where}{dtype} {PASS_WORDS[lang][pass_]}{at}")
-    return html.escape(
-        {"en": ", ", "zh": "、"}[lang].join(cells) or {"en": "none", "zh": "无"}[lang]
-    )
+    return {"en": ", ", "zh": "、"}[lang].join(cells) or {"en": "none", "zh": "无"}[lang]
 
 
 def _median_pairs(path: str, clock_pass: str, a: str, b: str):
@@ -898,7 +897,7 @@ def _cell_words(lang: str, cell: tuple, clock_pass: str) -> str:
     size = " × ".join(map(str, shape))
     if lang == "zh":
         return " ".join([*words, size])
-    return " ".join(["the", *words, "at", size]) if words else f"{size}"
+    return " ".join(["the", *words, "at", size]) if words else size
 
 
 def _not_shorter(pairs: list) -> list[tuple]:
@@ -1093,12 +1092,8 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: 
     except LookupError:  # figures not named by pass and dtype (matmul's): the count alone
         cells = ""
     tail = {
-        "en": f", and {crossed} of them crossed 1.0"
-        + (f" ({html.unescape(cells)})" if cells else "")
-        + ".",
-        "zh": f"，其中 {crossed} 个跨过了 1.0"
-        + (f"（{html.unescape(cells)}）" if cells else "")
-        + "。",
+        "en": f", and {crossed} of them crossed 1.0" + (f" ({cells})" if cells else "") + ".",
+        "zh": f"，其中 {crossed} 个跨过了 1.0" + (f"（{cells}）" if cells else "") + "。",
     }[lang]
     return html.escape(head + tail)
 
