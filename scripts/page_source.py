@@ -12,6 +12,9 @@ the block the tests check. Standard library only.
   at the fence's indentation; its items may continue on lines indented deeper.
 * A token is ``{{ name }}`` or ``{{ name("json", "arguments") }}``; the arguments are a JSON list
   without its brackets.
+* A measured span is the text from ``{{ measured }}`` to the next ``{{ end_measured }}``: words that
+  hold only where a GPU run measured them (an order, a gap). Spans do not nest; each token inside
+  one knows its span's number.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>`{3,}|~{3,})(?P<info>.*)
 INCLUDE_LINE = re.compile(r'^\s*-{1,}8<-{1,}\s+"(?P<target>[^"]+)"\s*$')
 ANNOTATION_ITEM = re.compile(r"^(?P<indent>[ \t]*)\d+\.\s")
 TOKEN = re.compile(r"\{\{\s*(?P<name>[a-z_][a-z0-9_]*)\s*(?:\((?P<args>.*?)\))?\s*\}\}")
+SPAN_MARKER = re.compile(r"\{\{\s*(?:end_)?measured\s*\}\}")
+MEASURED_SPAN = re.compile(r"\{\{\s*measured\s*\}\}(?P<body>.*?)\{\{\s*end_measured\s*\}\}", re.S)
 SNIPPETS_PREFIX = "snippets/"
 
 
@@ -158,6 +163,7 @@ class Token:
     args: tuple
     line: int  # 0-based line of the token in the page source
     text: str
+    span: int | None = None  # the measured span it stands in (0, 1, ...), if any
 
 
 def parse_token_args(name: str, args: str | None) -> tuple:
@@ -171,14 +177,32 @@ def parse_token_args(name: str, args: str | None) -> tuple:
 
 
 def iter_tokens(text: str) -> Iterator[Token]:
-    """Every ``{{ token }}`` in ``text`` (also inside fences: a token is never code)."""
+    """Every ``{{ token }}`` in ``text`` (also inside fences: a token is never code), each with
+    the measured span it stands in; a span's own two tokens are yielded too, outside it."""
+    spans, open_at = 0, None
     for m in TOKEN.finditer(text):
+        name, line = m.group("name"), text.count("\n", 0, m.start())
+        if name == "measured":
+            if open_at is not None:
+                raise PageSourceError(
+                    f"line {line + 1}: {{{{ measured }}}} inside the span of line {open_at + 1}"
+                )
+            open_at = line
+        elif name == "end_measured":
+            if open_at is None:
+                raise PageSourceError(
+                    f"line {line + 1}: {{{{ end_measured }}}} without {{{{ measured }}}}"
+                )
+            open_at, spans = None, spans + 1
         yield Token(
-            m.group("name"),
-            parse_token_args(m.group("name"), m.group("args")),
-            text.count("\n", 0, m.start()),
+            name,
+            parse_token_args(name, m.group("args")),
+            line,
             m.group(0),
+            spans if open_at is not None and name != "measured" else None,
         )
+    if open_at is not None:
+        raise PageSourceError(f"line {open_at + 1}: {{{{ measured }}}} is never closed")
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,10 @@ TEXT = {
         },
         "reference": "against {reference}",
         "unmeasured": "not measured for this lock (no GPU run)",
-        "unmeasured_inline": "(not measured for this lock: no GPU run)",
+        "unmeasured_span": "This comparison is not measured for this lock (no GPU run).",
+        "unmeasured_span_pending": (
+            "[This comparison is not measured yet: the file's GPU run is pending.]"
+        ),
         "unmeasured_pending": "[not measured yet: the file's GPU run is pending]",
         "lock_column": "Lock",
         "printed_column": "What the claim printed",
@@ -164,7 +167,8 @@ TEXT = {
         },
         "reference": "对照 {reference}",
         "unmeasured": "本锁定版本未测（没有 GPU 运行）",
-        "unmeasured_inline": "（本锁定版本未测：没有 GPU 运行）",
+        "unmeasured_span": "这项比较本锁定版本未测（没有 GPU 运行）。",
+        "unmeasured_span_pending": "[这项比较尚未测量：这个文件的 GPU 运行尚待进行。]",
         "unmeasured_pending": "[尚未测量：这个文件的 GPU 运行尚待进行]",
         "lock_column": "锁定版本",
         "printed_column": "论断文件的输出",
@@ -509,10 +513,10 @@ def _source_entry(path: str, need_figure: str | None = None, label: str | None =
         raise PluginError(f"lock {lock.id}: {exc}") from exc
 
 
-def unmeasured_html(lang: str, path: str, pending: bool = False, inline: bool = False) -> str:
-    """The mark of a figure no record has; ``inline``: in parentheses, for a token that stands
-    for a phrase inside a sentence ("shorter than X's at every shape")."""
-    key = "unmeasured_pending" if pending else "unmeasured_inline" if inline else "unmeasured"
+def unmeasured_html(lang: str, path: str, pending: bool = False, span: bool = False) -> str:
+    """The mark of a figure no record has; ``span``: the sentence that stands for a whole
+    measured span (page_source.MEASURED_SPAN) whose words no record bears out."""
+    key = "unmeasured" + ("_span" if span else "") + ("_pending" if pending else "")
     text = TEXT[lang][key]
     return (
         f'<span class="record-unmeasured" data-snippet="{html.escape(path)}">'
@@ -929,10 +933,7 @@ def faster_everywhere(lang: str, cards: PageCards, path: str, clock_pass: str, a
     """Nothing, where ``a``'s median time is shorter than ``b``'s at every cell (as faster_at's
     "at every shape"): for a sentence that says so of several files at once. Where it is not,
     the build stops."""
-    try:
-        pairs = _median_pairs(path, clock_pass, a, b)
-    except Unmeasured:  # a lock with no GPU run: nothing measured to check, as for holds
-        return ""
+    pairs = _median_pairs(path, clock_pass, a, b)
     misses = _not_shorter(pairs)
     if misses:
         cells = ", ".join(_cell_words("en", cell, clock_pass) for cell in misses)
@@ -1002,7 +1003,8 @@ def holds(lang: str, cards: PageCards, path: str, chain: str) -> str:
     stands for itself: "0.9 < x_ratio, y_ratio < 1.1"); every value of a group lies below every
     value of the next in the latest run. It renders nothing; where the record does not bear
     the order out, the build stops, so that the sentence it stands beside cannot outlive the
-    run it describes."""
+    run it describes. It stands inside a measured span (SPAN_TOKENS), which a lock with no
+    such run shows as a sentence that says so."""
     groups = [[name.strip() for name in group.split(",")] for group in chain.split("<")]
     if len(groups) < 2 or not all(all(group) for group in groups):
         raise LookupError(f"{chain!r}: two or more groups of figure names joined by '<'")
@@ -1013,16 +1015,13 @@ def holds(lang: str, cards: PageCards, path: str, chain: str) -> str:
         except ValueError:
             return None
 
-    try:
-        value = {
-            name: number(name)
-            if number(name) is not None
-            else _source_entry(path, need_figure=name).entry["figures"][name]["value"]
-            for group in groups
-            for name in group
-        }
-    except Unmeasured:  # a lock with no GPU run, or a pending one: nothing measured to check
-        return ""
+    value = {
+        name: number(name)
+        if number(name) is not None
+        else _source_entry(path, need_figure=name).entry["figures"][name]["value"]
+        for group in groups
+        for name in group
+    }
     for below, above in itertools.pairwise(groups):
         for a, b in itertools.product(below, above):
             if not value[a] < value[b]:
@@ -1374,12 +1373,34 @@ TOKENS = {
 }
 
 
-# tokens that render a phrase inside a sentence, not a figure or a sentence of their own
-PHRASE_TOKENS = {"faster_at", "gap_within", "gap_cells", "ratio_range"}
+# tokens whose words hold only where a GPU run bears them out: an order, a gap, a range, a change
+# since the run before. Each stands inside a measured span, which a lock with no such run shows as
+# one sentence that says so (a phrase such as "at every shape" cannot be left out of its
+# sentence, nor marked inside it; an order that ``holds`` checks cannot be checked).
+SPAN_TOKENS = {
+    *("faster_at", "faster_everywhere", "gap_within", "gap_cells", "ratio_range", "holds"),
+    *("since_last_run", "range_since_last_run"),
+}
+
+
+class _SpanUnmeasured(Exception):
+    def __init__(self, path: str, pending: bool):
+        super().__init__(path)
+        self.path, self.pending = path, pending
 
 
 def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
-    def replace(m: re.Match) -> str:
+    """Every token of a page rendered. A measured span is rendered whole, or, where a token in
+    it has no record on this lock, replaced by one sentence that says it is not measured."""
+    try:
+        outside = [t for t in page_source.iter_tokens(markdown) if t.span is None]
+    except page_source.PageSourceError as exc:
+        raise PluginError(str(exc)) from exc
+    for t in outside:
+        if t.name in SPAN_TOKENS:
+            raise PluginError(f"{t.text} (line {t.line + 1}): stands outside {{{{ measured }}}}")
+
+    def replace(m: re.Match, in_span: bool) -> str:
         name = m.group("name")
         if name not in TOKENS:
             raise PluginError(f"unknown token {m.group(0)!r}; known: {sorted(TOKENS)}")
@@ -1393,14 +1414,26 @@ def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
         try:
             return function(lang, cards, *args)
         except Unmeasured as exc:  # a token of several files names the first
-            return unmeasured_html(lang, args[0].split()[0], exc.pending, name in PHRASE_TOKENS)
+            if in_span:
+                raise _SpanUnmeasured(args[0].split()[0], exc.pending) from exc
+            return unmeasured_html(lang, args[0].split()[0], exc.pending)
         except (LookupError, records.LockError, PluginError) as exc:
             if build_state().draft:
                 log.info(f"draft: {m.group(0)}: {exc}")
                 return f'<mark class="record-draft">draft: {html.escape(m.group(0))}</mark>'
             raise PluginError(f"{m.group(0)}: {exc}") from exc
 
-    return page_source.TOKEN.sub(replace, markdown)
+    def span(body: str) -> str:
+        try:
+            return page_source.TOKEN.sub(lambda m: replace(m, True), body)
+        except _SpanUnmeasured as exc:
+            return unmeasured_html(lang, exc.path, exc.pending, span=True)
+
+    parts = page_source.MEASURED_SPAN.split(markdown)  # text, span body, text, ..., text
+    return "".join(
+        span(part) if i % 2 else page_source.TOKEN.sub(lambda m: replace(m, False), part)
+        for i, part in enumerate(parts)
+    )
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -151,6 +151,38 @@ def test_tokens_and_their_arguments():
     ]
 
 
+def test_measured_spans():
+    src = page(
+        """
+        {{ measured }}A {{ holds("x.py", "a < b") }}
+        and {{ figure("x.py", "ms") }}.{{ end_measured }} {{ figure("x.py", "ms") }}
+        {{ measured }}{{ since_last_run("x.py", "*", "w") }}{{ end_measured }}
+        """
+    )
+    assert [(t.name, t.span) for t in src.tokens] == [
+        ("measured", None),
+        ("holds", 0),
+        ("figure", 0),
+        ("end_measured", None),
+        ("figure", None),
+        ("measured", None),
+        ("since_last_run", 1),
+        ("end_measured", None),
+    ]
+    body = page_source.MEASURED_SPAN.findall(src.text)
+    assert body == [
+        'A {{ holds("x.py", "a < b") }}\nand {{ figure("x.py", "ms") }}.',
+        '{{ since_last_run("x.py", "*", "w") }}',
+    ]
+    for text, error in (
+        ("{{ measured }} a {{ measured }} b {{ end_measured }}", "inside the span of line 1"),
+        ("a {{ end_measured }}", "without"),
+        ("a\n{{ measured }} b", "line 2: .* is never closed"),
+    ):
+        with pytest.raises(page_source.PageSourceError, match=error):
+            _ = page(text).tokens
+
+
 def test_token_arguments_must_be_json():
     with pytest.raises(page_source.PageSourceError, match="JSON"):
         _ = page("{{ figure(snippets/x.py, ms) }}").tokens

@@ -41,7 +41,9 @@ class Unit:
 
     @property
     def tokens(self) -> list[page_source.Token]:
-        return list(page_source.iter_tokens(self.text))
+        """Its tokens; a sentence may open or close a measured span, not both: its markers
+        are left out."""
+        return list(page_source.iter_tokens(page_source.SPAN_MARKER.sub("", self.text)))
 
     @property
     def words(self) -> str:

@@ -339,8 +339,11 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     with pytest.raises(site_hooks.Unmeasured):
         site_hooks.crossed_one("en", None, "x.py", cell)
     token = f'{{{{ since_last_run("x.py y.py", "{cell}", "per-call") }}}}'  # as a page writes it
-    assert "record-unmeasured" in site_hooks.expand_tokens(token, "en", None)
-    assert 'data-snippet="x.py"' in site_hooks.expand_tokens(token, "en", None)
+    shown = site_hooks.expand_tokens("{{ measured }}" + token + "{{ end_measured }}", "en", None)
+    assert shown == (
+        '<span class="record-unmeasured" data-snippet="x.py">'
+        "This comparison is not measured for this lock (no GPU run).</span>"
+    )
 
 
 def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
@@ -419,17 +422,28 @@ def test_order_tokens_compare_two_implementations_cell_by_cell(monkeypatch):
     def unmeasured(path):
         raise site_hooks.Unmeasured()
 
+    expand = site_hooks.expand_tokens
+    order = '{{ faster_at("x.py", "call:backward:float32", "a", "b") }}'
+    span = "Before. {{ measured }}A is shorter " + order + ".{{ end_measured }} After."
+    assert expand(span, "en", None) == "Before. A is shorter at every shape. After."
+    with pytest.raises(site_hooks.PluginError, match="stands outside"):
+        expand("A is shorter " + order + ".", "en", None)  # on every lock, measured or not
+    with pytest.raises(site_hooks.PluginError, match="never closed"):
+        expand("{{ measured }}A is shorter " + order + ".", "en", None)
     with monkeypatch.context() as patch:  # a lock with no GPU run: nothing to check
         patch.setattr(site_hooks, "_benchmark_source", unmeasured)
-        assert site_hooks.faster_everywhere("en", None, "x.py", "call:forward", "a", "b") == ""
-        # a phrase inside a sentence is marked in parentheses, a table cell's figure is not
-        token = '{{ faster_at("x.py", "call", "a", "b") }}'
-        assert ">(not measured for this lock: no GPU run)</span>" in site_hooks.expand_tokens(
-            token, "en", None
-        )
-        assert ">（本锁定版本未测：没有 GPU 运行）</span>" in site_hooks.expand_tokens(
-            token, "zh", None
-        )
+        with pytest.raises(site_hooks.Unmeasured):
+            site_hooks.faster_everywhere("en", None, "x.py", "call:forward", "a", "b")
+        # the span's words make no sense without the phrase: one sentence stands for the span
+        for lang, words in (
+            ("en", "This comparison is not measured for this lock (no GPU run)."),
+            ("zh", "这项比较本锁定版本未测（没有 GPU 运行）。"),
+        ):
+            shown = expand(span, lang, None)
+            assert shown == (
+                f'Before. <span class="record-unmeasured" data-snippet="x.py">{words}</span> After.'
+            )
+        # a figure alone is marked where it stands, without parentheses
         assert ">not measured for this lock (no GPU run)</span>" in site_hooks.unmeasured_html(
             "en", "x.py"
         )
@@ -483,8 +497,8 @@ def test_gap_cells_names_the_cells_that_stand_out(monkeypatch):
 
 def test_holds_renders_nothing_and_stops_the_build_where_an_order_is_wrong(monkeypatch):
     """holds checks a typed order of figures ("a < b < c") against the latest run: nothing to
-    see where it holds, an error naming the pair where it does not, nothing on a lock whose
-    figures are not measured."""
+    see where it holds, an error naming the pair where it does not; on a lock whose figures are
+    not measured, its measured span says so in place of its sentence."""
     import types
 
     import site_hooks
@@ -515,7 +529,13 @@ def test_holds_renders_nothing_and_stops_the_build_where_an_order_is_wrong(monke
         raise site_hooks.Unmeasured()
 
     monkeypatch.setattr(site_hooks, "_source_entry", unmeasured)
-    assert site_hooks.holds("en", None, "x.py", "b < a") == ""
+    with pytest.raises(site_hooks.Unmeasured):  # nothing to check: its measured span says so
+        site_hooks.holds("en", None, "x.py", "b < a")
+    span = 'Lower{{ holds("x.py", "b < a") }}.'
+    with pytest.raises(site_hooks.PluginError, match="stands outside"):
+        site_hooks.expand_tokens(span, "en", None)
+    shown = site_hooks.expand_tokens("{{ measured }}" + span + "{{ end_measured }}", "en", None)
+    assert "Lower" not in shown and "This comparison is not measured" in shown
 
 
 def test_rerun_held_says_what_a_part_run_compared_or_that_it_compared_nothing(monkeypatch):
