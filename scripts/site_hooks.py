@@ -823,7 +823,7 @@ def percent_up(lang: str, value: float) -> str:
     return percent(lang, math.ceil(round(abs(value) * 100, 6)) / 100).lstrip("+")
 
 
-def largest_change(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
+def largest_change(lang: str, paths: str, pattern: str) -> str:
     """The largest change, either way, of the matching figures since the run before this one,
     rounded up to a whole percent ("9 %")."""
     changes = run_changes(paths, pattern, "any")
@@ -831,7 +831,7 @@ def largest_change(lang: str, cards: PageCards, paths: str, pattern: str) -> str
     return percent_up(lang, largest)
 
 
-def change_range(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
+def change_range(lang: str, paths: str, pattern: str) -> str:
     """The lowest and the highest change of the matching figures since the run before this
     one, each rounded to a whole percent: "−15 % to +84 %"."""
     changes = [new / old - 1 for _, _, old, new in run_changes(paths, pattern, "any")]
@@ -839,7 +839,7 @@ def change_range(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
     return percent(lang, round(min(changes), 2)) + word + percent(lang, round(max(changes), 2))
 
 
-def crossed_one(lang: str, cards: PageCards, paths: str, pattern: str) -> str:
+def crossed_one(paths: str, pattern: str) -> str:
     """How many matching ratios lie on the other side of 1.0 than in the run before this one."""
     changes = run_changes(paths, pattern, "one")
     return str(sum((old >= 1.0) != (new >= 1.0) for _, _, old, new in changes))
@@ -852,23 +852,22 @@ PASS_WORDS = {
 }  # fmt: skip
 
 
-def crossed_cells(lang: str, cards: PageCards, paths: str, pattern: str, shapes="one") -> str:
-    """The matching ratios that crossed 1.0 since the run before this one, by pass, dtype and
-    shape ("bfloat16 backward at 1024 × 4096"; with shapes="lowest", the figures over all
-    shapes, by pass and dtype), with their file where several are asked for; plain text, which
-    the sentence that quotes it escapes."""
-    changes = run_changes(paths, pattern, shapes)
+def crossed_cells(lang: str, paths: str, pattern: str) -> str:
+    """The matching ratios of one shape each that crossed 1.0 since the run before this one, by
+    pass, dtype and shape ("bfloat16 backward at 1024 × 4096"), with their file where several
+    are asked for; plain text, which the sentence that quotes it escapes."""
+    changes = run_changes(paths, pattern, "one")
     several = len(paths.split()) > 1
     cells = []
     for path, name, old, new in changes:
         if (old >= 1.0) == (new >= 1.0):
             continue
-        m = re.match(r"(forward_backward|forward|backward)_([a-z]+\d+)_(\d+(?:x\d+)+_)?", name)
+        m = re.match(r"(forward_backward|forward|backward)_([a-z]+\d+)_(\d+(?:x\d+)+)_", name)
         if not m:
-            raise LookupError(f"{name}: not a pass_dtype(_shape) figure")
-        pass_, dtype, shape = m.group(1), m.group(2), (m.group(3) or "")[:-1].replace("x", " × ")
+            raise LookupError(f"{name}: not a pass_dtype_shape figure")
+        pass_, dtype, shape = m.group(1), m.group(2), m.group(3).replace("x", " × ")
         where = f"{RECIPE_NAMES[lang].get(Path(path).stem, Path(path).stem)} " if several else ""
-        at = (" at " if lang == "en" else " ") + shape if shape else ""
+        at = (" at " if lang == "en" else " ") + shape
         cells.append(f"{where}{dtype} {PASS_WORDS[lang][pass_]}{at}")
     return {"en": ", ", "zh": "、"}[lang].join(cells) or {"en": "none", "zh": "无"}[lang]
 
@@ -1075,10 +1074,10 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: 
     the files (a changed file starts its history again), that there is none yet to compare."""
     what = run_subject(lang, what)
     try:
-        moved = largest_change(lang, cards, paths, pattern)
+        moved = largest_change(lang, paths, pattern)
     except LookupError:
         return no_earlier_run(lang, paths, what)
-    crossed = crossed_one(lang, cards, paths, pattern)
+    crossed = crossed_one(paths, pattern)
     head = {
         "en": f"Since the run before this one, {what} moved by {moved} or less",
         "zh": f"与上一次运行相比，{what}的变动不超过 {moved}",
@@ -1087,7 +1086,7 @@ def since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, what: 
         tail = {"en": ", and none crossed 1.0.", "zh": "，没有一个跨过 1.0。"}[lang]
         return html.escape(head + tail)
     try:
-        cells = crossed_cells(lang, cards, paths, pattern)
+        cells = crossed_cells(lang, paths, pattern)
     except LookupError:  # figures not named by pass and dtype (matmul's): the count alone
         cells = ""
     tail = {
@@ -1103,7 +1102,7 @@ def range_since_last_run(lang: str, cards: PageCards, paths: str, pattern: str, 
     or, where the record keeps no earlier run of the files, that there is none yet to compare."""
     what = run_subject(lang, what)
     try:
-        moved = change_range(lang, cards, paths, pattern)
+        moved = change_range(lang, paths, pattern)
     except LookupError:
         return no_earlier_run(lang, paths, what)
     return html.escape(

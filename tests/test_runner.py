@@ -260,9 +260,10 @@ def test_a_rerun_names_the_files_it_compared():
 
 
 def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
-    """largest_change, change_range, crossed_one and crossed_cells (per-shape figures, or with
-    "lowest" those over all shapes), and the since_last_run sentences built on them, read each
-    figure beside the row's first earlier run."""
+    """largest_change, change_range (every matching figure), crossed_one and crossed_cells
+    (the figures of one shape: the lowest over all shapes crossed too, and is not counted), and
+    the since_last_run sentences built on them, read each figure beside the row's first earlier
+    run."""
     import datetime as dt
     import types
 
@@ -286,17 +287,16 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
         site_hooks, "_source_entry", lambda path: types.SimpleNamespace(entry=entry)
     )
     cell = "*_liger_over_fn_call"
-    assert site_hooks.largest_change("en", None, "x.py", cell) == "10 %"
-    assert site_hooks.change_range("zh", None, "x.py", cell) == "−5% 到 +10%"
-    assert site_hooks.change_range("en", None, "x.py", "host_us_*") == "+50 % to +50 %"
-    assert site_hooks.crossed_one("en", None, "x.py", cell) == "2"
-    assert site_hooks.crossed_cells("en", None, "x.py", cell) == (
+    assert site_hooks.largest_change("en", "x.py", cell) == "10 %"
+    assert site_hooks.change_range("zh", "x.py", cell) == "−5% 到 +10%"
+    assert site_hooks.change_range("en", "x.py", "host_us_*") == "+50 % to +50 %"
+    assert site_hooks.crossed_one("x.py", cell) == "2"
+    assert site_hooks.crossed_cells("en", "x.py", cell) == (
         "bfloat16 forward at 16 × 32, bfloat16 forward and backward at 8 × 64"
     )
-    assert site_hooks.crossed_cells("zh", None, "x.py geglu.py", cell).startswith(
+    assert site_hooks.crossed_cells("zh", "x.py geglu.py", cell).startswith(
         "x bfloat16 前向 16 × 32、"
     )
-    assert site_hooks.crossed_cells("en", None, "x.py", cell, "lowest") == "bfloat16 forward"
     assert site_hooks.since_last_run("en", None, "x.py", cell, "per-call") == (
         "Since the run before this one, the per-call cells moved by 10 % or less, and 2 of them "
         "crossed 1.0 (bfloat16 forward at 16 × 32, bfloat16 forward and backward at 8 × 64)."
@@ -307,7 +307,7 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     with pytest.raises(LookupError, match="RUN_SUBJECTS"):
         site_hooks.since_last_run("en", None, "x.py", cell, "the cells")
     with pytest.raises(LookupError):
-        site_hooks.crossed_one("en", None, "x.py", "*_of_copy")
+        site_hooks.crossed_one("x.py", "*_of_copy")
     entry["figures"]["triton_of_cublas_float16_64x64x64"] = {"value": 1.01}
     before["triton_of_cublas_float16_64x64x64"] = 0.98
     assert site_hooks.since_last_run("en", None, "x.py", "triton_of_cublas_*", "matmul-cublas") == (
@@ -337,7 +337,7 @@ def test_run_change_tokens_compare_each_figure_with_the_run_before(monkeypatch):
     cpu_only = next(lock for lock in records.all_locks() if not lock.devices)
     monkeypatch.setattr(site_hooks, "STATE", site_hooks.BuildState(cpu_only, None, dt.date.today()))
     with pytest.raises(site_hooks.Unmeasured):
-        site_hooks.crossed_one("en", None, "x.py", cell)
+        site_hooks.crossed_one("x.py", cell)
     token = f'{{{{ since_last_run("x.py y.py", "{cell}", "per-call") }}}}'  # as a page writes it
     shown = site_hooks.expand_tokens("{{ measured }}" + token + "{{ end_measured }}", "en", None)
     assert shown == (
