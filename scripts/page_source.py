@@ -13,8 +13,8 @@ the block the tests check. Standard library only.
 * A token is ``{{ name }}`` or ``{{ name("json", "arguments") }}``; the arguments are a JSON list
   without its brackets.
 * A measured span is the text from ``{{ measured }}`` to the next ``{{ end_measured }}``: words that
-  hold only where a GPU run measured them (an order, a gap). Spans do not nest; each token inside
-  one knows its span's number.
+  hold only where a GPU run measured them (an order, a gap, a change since the run before). Spans
+  do not nest; each token inside one knows its span's number.
 """
 
 from __future__ import annotations
