@@ -498,6 +498,7 @@ class Unmeasured(Exception):
     def __init__(self, pending: bool = False):
         super().__init__()
         self.pending = pending
+        self.path: str | None = None  # the file a measured span's mark names (expand_tokens)
 
 
 def _source_entry(path: str, need_figure: str | None = None, label: str | None = None):
@@ -1382,12 +1383,6 @@ SPAN_TOKENS = {
 }
 
 
-class _SpanUnmeasured(Exception):
-    def __init__(self, path: str, pending: bool):
-        super().__init__(path)
-        self.path, self.pending = path, pending
-
-
 def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
     """Every token of a page rendered. A measured span is rendered whole, or, where a token in
     it has no record on this lock, replaced by one sentence that says it is not measured."""
@@ -1413,8 +1408,9 @@ def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
         try:
             return function(lang, cards, *args)
         except Unmeasured as exc:  # a token of several files names the first
-            if in_span:
-                raise _SpanUnmeasured(args[0].split()[0], exc.pending) from exc
+            if in_span:  # the span's mark stands for it
+                exc.path = args[0].split()[0]
+                raise
             return unmeasured_html(lang, args[0].split()[0], exc.pending)
         except (LookupError, records.LockError, PluginError) as exc:
             if build_state().draft:
@@ -1425,7 +1421,7 @@ def expand_tokens(markdown: str, lang: str, cards: PageCards) -> str:
     def span(body: str) -> str:
         try:
             return page_source.TOKEN.sub(lambda m: replace(m, True), body)
-        except _SpanUnmeasured as exc:
+        except Unmeasured as exc:
             return unmeasured_html(lang, exc.path, exc.pending, span=True)
 
     parts = page_source.MEASURED_SPAN.split(markdown)  # text, span body, text, ..., text
