@@ -55,8 +55,8 @@ TEXT = {
         "complete": "Complete runnable file",
         "also_needs": "Also needs:",
         "download": (
-            "{file} reads files beside it: download {archive}, the file and the {n} files it "
-            "uses, as they ran for this lock's records. Then, in the folder you saved it to:"
+            "{file} reads files beside it ({others}): download {archive}, which holds them and the "
+            "file itself as they ran for this lock's records. Then, in the folder you saved it to:"
         ),
         "lock": "{title} — reviewed {reviewed}, next review {next_review}",
         "stale": (
@@ -131,7 +131,7 @@ TEXT = {
         "complete": "完整可运行文件",
         "also_needs": "另外还需要：",
         "download": (
-            "{file} 运行时要读取旁边的文件。请下载 {archive}：其中是这个文件及其用到的 {n} 个文件，"
+            "{file} 运行时要读取旁边的文件（{others}）。请下载 {archive}：其中是这些文件和它本身，"
             "正是本锁定版本的记录当时运行的那些。然后在保存它的目录里执行："
         ),
         "lock": "{title}，审阅于 {reviewed}，下次审阅 {next_review}",
@@ -400,8 +400,10 @@ def complete_file_needs_html(path: str, lang: str) -> str:
     if copies.has_archive(path):
         archive = copies.archive_name(path)
         link = f'<a href="{archive}" download><code>{archive}</code></a>'
+        beside = [os.path.relpath(f, Path(path).parent) for f in needs.files]
+        others = TEXT[lang]["list"].join(f"<code>{html.escape(f)}</code>" for f in beside)
         words = html.escape(TEXT[lang]["download"]).format(
-            file=f"<code>{html.escape(Path(path).name)}</code>", archive=link, n=len(needs.files)
+            file=f"<code>{html.escape(Path(path).name)}</code>", archive=link, others=others
         )
         commands = html.escape("\n".join(copies.run_commands(path)), quote=False)
         parts.append(
