@@ -161,6 +161,16 @@ MUTATIONS: dict[str, Mutation] = {
         "(x * rstd).to(y_ptr.dtype.element_ty)",
         WRONG,
     ),
+    "snippets/rmsnorm/backward_stages.py": Mutation(
+        "dy, x, w, rstd, dx, partial, m, n",
+        "x, dy, w, rstd, dx, partial, m, n",
+        r"the stages differ from rmsnorm.py's backward",
+    ),
+    "snippets/fused-softmax/variants.py": Mutation(
+        "dot += dy.to(acc_dtype) * y.to(acc_dtype)",
+        "dot += dy.to(acc_dtype)",
+        r"the plain loop differs from softmax.py's backward",
+    ),
     "snippets/torch-compile/export.py": Mutation(
         "return (x.float() * torch.sigmoid(y.float())).to(x.dtype).contiguous()",
         "return (x.float() * torch.sigmoid(x.float())).to(x.dtype).contiguous()",
