@@ -55,8 +55,8 @@ TEXT = {
         "complete": "Complete runnable file",
         "also_needs": "Also needs:",
         "download": (
-            "{file} reads files beside it ({others}): download {archive}, which holds them and the "
-            "file itself as they ran for this lock's records. Then, in the folder you saved it to:"
+            "{file} reads {others} when it runs: download {archive}, which holds {file} and what "
+            "it reads, as they ran for this lock's records. Then, in the folder you saved it to:"
         ),
         "lock": "{title} — reviewed {reviewed}, next review {next_review}",
         "stale": (
@@ -131,8 +131,8 @@ TEXT = {
         "complete": "完整可运行文件",
         "also_needs": "另外还需要：",
         "download": (
-            "{file} 运行时要读取旁边的文件（{others}）。请下载 {archive}：其中是这些文件和它本身，"
-            "正是本锁定版本的记录当时运行的那些。然后在保存它的目录里执行："
+            "{file} 运行时要读取 {others}。请下载 {archive}：里面有 {file} 和它要读取的文件，"
+            "与本锁定版本记录里运行的完全相同。然后在保存它的目录里执行："
         ),
         "lock": "{title}，审阅于 {reviewed}，下次审阅 {next_review}",
         "stale": "本锁定版本原定 {next_review} 重新审阅，现已过期：其中的版本和记录可能已经过时。",

@@ -224,6 +224,8 @@ BENCHMARK_PREFIX = "benchmark: "
 BENCHMARK_IMPLS = (
     "triton", "triton_fn", "triton_compile", "triton_two_pass", "triton_one_pass", "triton_tma",
     "eager", "compile", "compile_max", "liger", "cublas", "copy",
+    # a recipe's parts, and variants it replaced (rmsnorm/backward_stages, fused-softmax/variants)
+    "triton_first_kernel", "triton_torch_sum", "triton_plain_loop", "triton_per_row",
 )  # fmt: skip
 BENCHMARK_KEYS = {"impl", "pass", "shape", "dtype", "ms_median", "ms_p20", "ms_p80", "repeats"}
 BENCHMARK_RATES = {"gbps": ("bytes", 1e6), "tflops": ("flops", 1e9)}  # rate = amount/ms/scale

@@ -4,6 +4,8 @@ cookbook page quotes (each figure of a benchmark snippet is recomputed here from
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import pytest
 import snippet_records as records
@@ -184,6 +186,101 @@ def expected_figures(rows: list[dict]) -> dict[str, float]:
     return out
 
 
+# The files that time a recipe's parts, or the variants it replaced, beside the recipe.
+PART_FILES = ("snippets/rmsnorm/backward_stages.py", "snippets/fused-softmax/variants.py")
+
+
+def expected_part_figures(path: str, rows: list[dict]) -> dict[str, float]:
+    """The figures of PART_FILES, recomputed from their kernel-time rows (not with their code)."""
+    at = {(r["impl"], r["pass"], tuple(r["shape"]), r["dtype"]): r["ms_median"] for r in rows}
+    out: dict[str, float] = {}
+    for (impl, pass_, shape, dtype), t in at.items():
+        copy = at["copy", pass_, shape, dtype]
+        if path == PART_FILES[0] and impl == "triton":  # the whole backward, as rmsnorm.py's
+            tag = f"{pass_}_{dtype}_{'x'.join(map(str, shape))}"
+            first = at["triton_first_kernel", pass_, shape, dtype]
+            torch_sum = at["triton_torch_sum", pass_, shape, dtype]
+            out[f"{tag}_first_kernel_of_copy"] = floor3(copy / first)
+            out[f"{tag}_torch_sum_over_kernel"] = floor3(torch_sum / t)
+            out[f"{tag}_first_kernel_of_whole"] = floor3(first / t)
+            out[f"{tag}_first_kernel_of_whole_torch_sum"] = floor3(first / torch_sum)
+        elif path == PART_FILES[1] and impl == "triton_plain_loop":
+            out[f"{pass_}_{dtype}_plain_over_triton"] = floor3(
+                t / at["triton", pass_, shape, dtype]
+            )
+        elif path == PART_FILES[1] and pass_ == "forward" and impl != "copy":
+            out[f"{pass_}_{dtype}_{impl.removeprefix('triton_')}_of_copy"] = floor3(copy / t)
+    return out
+
+
+# Rows such as each part file times (impl, pass, shape, dtype), each given made-up kernel times.
+MADE_UP_ROWS = {
+    PART_FILES[0]: [
+        (impl, "backward", shape, "bfloat16")
+        for shape in ((4096, 4096), (16384, 8192))
+        for impl in ("copy", "triton", "triton_first_kernel", "triton_torch_sum")
+    ],
+    PART_FILES[1]: [
+        *((impl, "backward", (2048, 65536), dtype) for dtype in ("bfloat16", "float32")
+          for impl in ("triton", "triton_plain_loop", "copy")),
+        *((impl, "forward", (4096, 32768), "bfloat16")
+          for impl in ("triton", "triton_per_row", "copy")),
+    ],
+}  # fmt: skip
+FIGURES_FROM_ROWS = {PART_FILES[0]: "stage_figures", PART_FILES[1]: "variant_figures"}
+MADE_UP_RUN = """
+import json, random, sys, torch
+sys.path.insert(0, sys.argv[1])
+module = __import__(sys.argv[2])
+harness = module.rmsnorm if hasattr(module, "rmsnorm") else module.softmax
+rng, rows = random.Random(0), []
+for impl, pass_, shape, dtype in json.loads(sys.argv[3]):
+    times = [rng.uniform(0.5, 2.0) for _ in range(10)]
+    rows.append(harness.timed_row(impl, pass_, shape, getattr(torch, dtype), "kernel", times,
+                                  "bytes", 3 * shape[0] * shape[1] * 2))
+groups, per_shape = {}, sys.argv[2] == "backward_stages"  # its figures: one shape at a time
+for row in rows:
+    groups.setdefault(tuple(row["shape"]) if per_shape else 0, []).append(row)
+figures = {}
+for group in groups.values():
+    figures.update(getattr(module, sys.argv[4])(group))
+for row in rows:
+    print("benchmark: " + json.dumps(row))
+print("figures: " + json.dumps(figures))
+"""
+
+
+@pytest.mark.parametrize("path", PART_FILES)
+def test_a_part_files_figures_are_what_its_rows_give(path):
+    """The part files' own figure code, fed made-up rows as their GPU run times them: every row
+    and figure passes the runner's checks (a statistic or an impl the record does not know fails
+    a GPU run), and each figure is the value this test recomputes from the rows, which the test
+    above then holds their GPU records to."""
+    import json
+    import subprocess
+    import sys
+
+    folder = records.SNIPPETS_DIR / Path(path).parent.name
+    source = (folder / Path(path).name).read_text(encoding="utf-8")
+    for impl in {impl for impl, *_ in MADE_UP_ROWS[path]}:  # the names its GPU run gives its rows
+        assert f'"{impl}"' in source, f"{path} times no {impl!r}: MADE_UP_ROWS is out of date"
+    made_up = [
+        [impl, pass_, list(shape), dtype] for impl, pass_, shape, dtype in MADE_UP_ROWS[path]
+    ]
+    run = subprocess.run(
+        [sys.executable, "-c", MADE_UP_RUN, str(folder), Path(path).stem, json.dumps(made_up),
+         FIGURES_FROM_ROWS[path]],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TRITON_INTERPRET": "1"},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = records.parse_benchmark(run.stdout)
+    figures = records.parse_figures(run.stdout)
+    assert len(rows) == len(made_up)
+    got = {name: figure["value"] for name, figure in figures.items()}
+    assert got == expected_part_figures(path, rows)
+    assert len(got) == {PART_FILES[0]: 8, PART_FILES[1]: 4}[path]
+
+
 def test_the_recipes_time_with_one_harness():
     """The timing section each recipe shows is the same code in every recipe file, so a page's
     description of it (the cookbook's method) holds for all of them."""
@@ -206,7 +303,10 @@ def test_the_recipes_time_with_one_harness():
 def test_every_figure_of_a_benchmark_recomputes_from_its_rows(lock_id, platform, record, entry):
     for row in entry["benchmark"]:
         records.validate_benchmark_row(row)  # each rate is its amount over its median
-    expected = expected_figures(entry["benchmark"])
+    if entry["path"] in PART_FILES:
+        expected = expected_part_figures(entry["path"], entry["benchmark"])
+    else:
+        expected = expected_figures(entry["benchmark"])
     got = {
         name: figure["value"]
         for name, figure in entry["figures"].items()

@@ -18,6 +18,7 @@ On a CPU:  TRITON_INTERPRET=1 python variants.py  (checks the variants; times no
 """
 
 import json
+import math
 
 import softmax  # softmax.py, beside this file
 import torch
@@ -95,69 +96,94 @@ def inputs(shape, dtype, device):
     return x, dy
 
 
-def check(device: str) -> None:
+def persistent(device: str) -> bool:
+    """Whether softmax.py's 16-bit forward takes the persistent plan at FORWARD_SHAPE here (it
+    needs two rows' worth of shared memory: an H100 or H200 has it, a GPU of CC 8.6 or 8.9 not)."""
+    plan = softmax.launch_plan(FORWARD_SHAPE[1], 2, "forward", torch.device(device))
+    return plan[2] and plan[3] > 1
+
+
+def check(device: str, backward_shape, forward_shape) -> None:
     """Each variant gives softmax.py's result bit for bit: the same arithmetic in the same order."""
     for dtype in (torch.bfloat16, torch.float32):
-        x, dy = inputs((3, 40000), dtype, device)
+        x, dy = inputs(backward_shape, dtype, device)
         y = softmax.softmax_forward(x, raw=True)
         if not torch.equal(backward_plain(dy, y), softmax.softmax_backward_launch(dy, y, raw=True)):
             raise AssertionError(f"{dtype}: the plain loop differs from softmax.py's backward")
-    x, _ = inputs((5, 20000), torch.bfloat16, device)
-    if not torch.equal(forward_per_row(x), softmax.softmax_forward(x, raw=True)):
-        raise AssertionError("one program a row differs from softmax.py's persistent forward")
+    if persistent(device):
+        x, _ = inputs(forward_shape, torch.bfloat16, device)
+        if not torch.equal(forward_per_row(x), softmax.softmax_forward(x, raw=True)):
+            raise AssertionError("one program a row differs from softmax.py's persistent forward")
 
 
 # --8<-- [start:timing]
-def timed() -> tuple[list[dict], dict]:
-    """Kernel time (softmax.kernel_times: turns, one profiler session, the L2 flushed before
-    each call) of each variant, softmax.py's kernel and a device copy of the same bytes."""
-    rows, figures = [], {}
+def timed(pass_: str, shape, dtype, fns: dict) -> list[dict]:
+    """Kernel-time rows of fns, taking turns in one profiler session (softmax.kernel_times, the
+    L2 flushed before each call), each with a device copy of the bytes the pass moves."""
+    size = (3 if pass_ == "backward" else 2) * math.prod(shape) * dtype.itemsize
+    src = torch.empty(size // 2, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    fns = {**fns, "copy": lambda: dst.copy_(src)}
+    times = softmax.kernel_times(list(fns.values()))
+    return [
+        softmax.timed_row(impl, pass_, shape, dtype, "kernel", t, "bytes", size)
+        for impl, t in zip(fns, times, strict=True)
+    ]
+
+
+def benchmark() -> list[dict]:
+    rows = []
     for dtype in (torch.bfloat16, torch.float32):
         x, dy = inputs(BACKWARD_SHAPE, dtype, "cuda")
         y = softmax.softmax_forward(x, raw=True)
-        size = 3 * y.numel() * y.element_size()
-        src = torch.empty(size // 2, dtype=torch.uint8, device="cuda")
-        dst = torch.empty_like(src)
-        fns = {"triton": lambda: softmax.softmax_backward_launch(dy, y, raw=True),
-               "plain_loop": lambda: backward_plain(dy, y), "copy": lambda: dst.copy_(src)}  # fmt: skip
-        found = dict(zip(fns, softmax.kernel_times(list(fns.values())), strict=True))
-        at = {k: softmax.timed_row(k, "backward", BACKWARD_SHAPE, dtype, "kernel", t, "bytes",
-                                   size) for k, t in found.items()}  # fmt: skip
-        rows += at.values()
-        name = str(dtype).split(".")[-1]
-        figures[f"backward_{name}_plain_over_triton"] = softmax.ratio_figure(
-            at["plain_loop"], at["triton"], "backward: the plain loop's kernel time over "
-            "softmax.py's", "x: (2048, 65536)", name)  # fmt: skip
-    x, _ = inputs(FORWARD_SHAPE, torch.bfloat16, "cuda")
-    size = 2 * x.numel() * x.element_size()
-    src = torch.empty(size // 2, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    fns = {"triton": lambda: softmax.softmax_forward(x, raw=True),
-           "per_row": lambda: forward_per_row(x), "copy": lambda: dst.copy_(src)}  # fmt: skip
-    found = dict(zip(fns, softmax.kernel_times(list(fns.values())), strict=True))
-    at = {k: softmax.timed_row(k, "forward", FORWARD_SHAPE, torch.bfloat16, "kernel", t, "bytes",
-                               size) for k, t in found.items()}  # fmt: skip
-    rows += at.values()
-    for impl in ("triton", "per_row"):
-        figures[f"forward_bfloat16_{impl}_of_copy"] = softmax.ratio_figure(
-            at["copy"], at[impl], f"forward: a device copy of the same bytes, its kernel time over "
-            f"{'the persistent plan' if impl == 'triton' else 'one program a row'}'s",
-            "x: (4096, 32768)", "bfloat16")  # fmt: skip
-    return rows, figures
+        rows += timed("backward", BACKWARD_SHAPE, dtype, {
+            "triton": lambda: softmax.softmax_backward_launch(dy, y, raw=True),
+            "triton_plain_loop": lambda: backward_plain(dy, y),
+        })  # fmt: skip
+    if persistent("cuda"):
+        x, _ = inputs(FORWARD_SHAPE, torch.bfloat16, "cuda")
+        rows += timed("forward", FORWARD_SHAPE, torch.bfloat16, {
+            "triton": lambda: softmax.softmax_forward(x, raw=True),
+            "triton_per_row": lambda: forward_per_row(x),
+        })  # fmt: skip
+    else:
+        print("forward: no persistent plan on this GPU (too little shared memory): not timed")
+    return rows
 
 
 # --8<-- [end:timing]
+
+
+def variant_figures(rows: list[dict]) -> dict:
+    """The plain loop's kernel time over softmax.py's backward's, per dtype; the persistent
+    plan's and one program a row's share of the copy."""
+    at = {(r["impl"], r["pass"], r["dtype"]): r for r in rows}
+    figures = {}
+    for (impl, pass_, dtype), row in at.items():
+        where = f"x: ({row['shape'][0]}, {row['shape'][1]})"
+        if impl == "triton_plain_loop":
+            figures[f"backward_{dtype}_plain_over_triton"] = softmax.ratio_figure(
+                row, at["triton", pass_, dtype], "backward: kernel time with the plain loop over "
+                "softmax.py's", where, dtype)  # fmt: skip
+        elif pass_ == "forward" and impl != "copy":
+            what = "the persistent plan" if impl == "triton" else "one program instance a row"
+            figures[f"forward_{dtype}_{impl.removeprefix('triton_')}_of_copy"] = (
+                softmax.ratio_figure(at["copy", pass_, dtype], row, "forward: a device copy of "
+                f"the same bytes, its kernel time over {what}'s", where, dtype)
+            )  # fmt: skip
+    return figures
 
 
 if __name__ == "__main__":
     devices = ["cpu"] if softmax.INTERPRETED else []
     devices += ["cuda"] if torch.cuda.is_available() else []
     for device in devices:
-        check(device)
+        check(device, (3, 40000), (5, 20000))
         print(f"variants on {device}: the same results as softmax.py's kernels")
     if torch.cuda.is_available():
-        rows, figures = timed()
+        check("cuda", BACKWARD_SHAPE, FORWARD_SHAPE)  # at the shapes it times, too
+        rows = benchmark()
         for row in rows:
             print(f"benchmark: {json.dumps(row)}")
-        print("figures: " + json.dumps(figures))
+        print("figures: " + json.dumps(variant_figures(rows)))
     print("variants: all checks passed")

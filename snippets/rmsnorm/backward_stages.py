@@ -76,20 +76,10 @@ def check(device: str, shape) -> None:
     torch.testing.assert_close(dw, want_dw, rtol=1.6e-2, atol=1e-2)
 
 
-def share_figure(part: dict, whole: dict, op: str, shape: str) -> dict:
-    """1 - part/whole: the share of whole's time beyond part's, with the spread the two 20/80 %
-    quantiles allow."""
-    figure = rmsnorm.ratio_figure(part, whole, op, shape, "bfloat16")
-    low = rmsnorm.floor3(1 - part["ms_p80"] / whole["ms_p20"])
-    high = rmsnorm.floor3(1 - part["ms_p20"] / whole["ms_p80"])
-    value = rmsnorm.floor3(1 - part["ms_median"] / whole["ms_median"])
-    return {**figure, "value": value, "low": max(low, 0.0), "high": high, "statistic": "share"}
-
-
 # --8<-- [start:timing]
 def timed(shape) -> tuple[list[dict], dict]:
-    """Kernel time of the copy, the first kernel alone, and the whole backward with each second
-    stage, taking turns in one profiler session (rmsnorm.kernel_times); rows and figures."""
+    """Kernel time of the copy, the whole backward with each second stage and the first kernel
+    alone, taking turns in one profiler session (rmsnorm.kernel_times); rows and figures."""
     gen = torch.Generator("cuda").manual_seed(shape[0] + shape[1])
     x = torch.randn(*shape, generator=gen, device="cuda", dtype=DTYPE)
     w = torch.rand(shape[1], generator=gen, device="cuda", dtype=DTYPE) + 0.5
@@ -101,35 +91,43 @@ def timed(shape) -> tuple[list[dict], dict]:
     dst = torch.empty_like(src)
     fns = {
         "copy": lambda: dst.copy_(src),
-        "first_kernel": first,
-        "whole": lambda: (first(), second_kernel()),
-        "whole_torch_sum": lambda: (first(), second_torch()),
+        "triton": lambda: (first(), second_kernel()),  # the whole backward, as rmsnorm.py's
+        "triton_first_kernel": first,
+        "triton_torch_sum": lambda: (first(), second_torch()),
     }
     times = rmsnorm.kernel_times(list(fns.values()))
-    rows = {
-        name: rmsnorm.timed_row(name, "backward", shape, DTYPE, "kernel", t, "bytes", 3 * size)
+    rows = [
+        rmsnorm.timed_row(name, "backward", shape, DTYPE, "kernel", t, "bytes", 3 * size)
         for name, t in zip(fns, times, strict=True)
-    }
-    where, tag = f"x: ({shape[0]}, {shape[1]})", "x".join(map(str, shape))
-    figures = {
-        f"backward_bfloat16_{tag}_first_kernel_of_copy": rmsnorm.ratio_figure(
-            rows["copy"], rows["first_kernel"], "backward: a device copy of the same bytes, its "
-            "kernel time over the first kernel's alone", where, "bfloat16"),
-        f"backward_bfloat16_{tag}_torch_sum_over_kernel": rmsnorm.ratio_figure(
-            rows["whole_torch_sum"], rows["whole"], "backward: kernel time with PyTorch's sum and "
-            "cast as the second stage over the time with rmsnorm.py's one kernel", where,
-            "bfloat16"),
-        f"backward_bfloat16_{tag}_kernel_stage_share": share_figure(
-            rows["first_kernel"], rows["whole"], "backward: the share of its kernel time beyond "
-            "the first kernel's alone, with rmsnorm.py's second stage", where),
-        f"backward_bfloat16_{tag}_torch_sum_stage_share": share_figure(
-            rows["first_kernel"], rows["whole_torch_sum"], "backward: the share of its kernel "
-            "time beyond the first kernel's alone, with PyTorch's sum and cast", where),
-    }  # fmt: skip
-    return list(rows.values()), figures
+    ]
+    return rows, stage_figures(rows)
 
 
 # --8<-- [end:timing]
+
+
+def stage_figures(rows: list[dict]) -> dict:
+    """From one shape's kernel-time rows: the first kernel's share of the copy; the whole
+    backward's time with PyTorch's second stage over its time with rmsnorm.py's; the first
+    kernel's time over the whole backward's, with each second stage."""
+    at = {r["impl"]: r for r in rows}
+    shape = at["triton"]["shape"]
+    where, tag = f"x: ({shape[0]}, {shape[1]})", f"backward_bfloat16_{shape[0]}x{shape[1]}"
+    first, whole, whole_torch_sum = at["triton_first_kernel"], at["triton"], at["triton_torch_sum"]
+    return {
+        f"{tag}_first_kernel_of_copy": rmsnorm.ratio_figure(
+            at["copy"], first, "backward: a device copy of the same bytes, its kernel time over "
+            "the first kernel's alone", where, "bfloat16"),
+        f"{tag}_torch_sum_over_kernel": rmsnorm.ratio_figure(
+            whole_torch_sum, whole, "backward: kernel time with PyTorch's sum and cast as the "
+            "second stage over the time with rmsnorm.py's one kernel", where, "bfloat16"),
+        f"{tag}_first_kernel_of_whole": rmsnorm.ratio_figure(
+            first, whole, "backward: the first kernel's kernel time alone over the whole "
+            "backward's, with rmsnorm.py's second stage", where, "bfloat16"),
+        f"{tag}_first_kernel_of_whole_torch_sum": rmsnorm.ratio_figure(
+            first, whole_torch_sum, "backward: the first kernel's kernel time alone over the "
+            "whole backward's, with PyTorch's sum and cast", where, "bfloat16"),
+    }  # fmt: skip
 
 
 if __name__ == "__main__":
