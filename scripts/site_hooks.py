@@ -77,6 +77,7 @@ TEXT = {
         "other_runs": "earlier runs of this file: {values}",
         "earlier": "earlier runs of the same file (same sha256): {runs}",
         "list": ", ",
+        "list_last": " and ",
         "spread": {"min-max": "range", "p20-p80": "20–80 % quantiles"},
         "statistic": {
             "median": "median",
@@ -150,6 +151,7 @@ TEXT = {
         "other_runs": "这个文件此前的运行：{values}",
         "earlier": "同一文件（sha256 相同）更早的运行：{runs}",
         "list": "、",
+        "list_last": " 和 ",
         "spread": {"min-max": "范围", "p20-p80": "20%–80% 分位数"},
         "statistic": {
             "median": "中位数",
@@ -400,8 +402,11 @@ def complete_file_needs_html(path: str, lang: str) -> str:
     if copies.has_archive(path):
         archive = copies.archive_name(path)
         link = f'<a href="{archive}" download><code>{archive}</code></a>'
-        beside = [os.path.relpath(f, Path(path).parent) for f in needs.files]
-        others = TEXT[lang]["list"].join(f"<code>{html.escape(f)}</code>" for f in beside)
+        beside = [f"<code>{html.escape(os.path.relpath(f, Path(path).parent))}</code>"
+                  for f in needs.files]  # fmt: skip
+        others = beside[-1] if len(beside) == 1 else (
+            TEXT[lang]["list"].join(beside[:-1]) + TEXT[lang]["list_last"] + beside[-1]
+        )  # fmt: skip
         words = html.escape(TEXT[lang]["download"]).format(
             file=f"<code>{html.escape(Path(path).name)}</code>", archive=link, others=others
         )

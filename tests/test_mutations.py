@@ -350,6 +350,11 @@ MUTATIONS: dict[str, Mutation] = {
         "assert (len(first), len(second)) == (1, 0), (first, second)",
         ASSERT,
     ),
+    "snippets/fused-softmax/claim_load_order.py": Mutation(
+        "return (issued if before is None else before), issued",
+        "return (before or 0), issued",
+        r"the loads of the next block no longer all go out first",
+    ),
     "snippets/fused-softmax/claim_maximum_nan.py": Mutation(
         "== [True, True, True, False]",
         "== [True, True, False, False]",
