@@ -353,7 +353,7 @@ MUTATIONS: dict[str, Mutation] = {
     "snippets/fused-softmax/claim_load_order.py": Mutation(
         "return (issued if before is None else before), issued",
         "return (before or 0), issued",
-        r"the loads of the next block no longer all go out first",
+        r"an operation of the loop now waits on a load of the same pass",
     ),
     "snippets/fused-softmax/claim_maximum_nan.py": Mutation(
         "== [True, True, True, False]",

@@ -7,14 +7,15 @@
 # cpu = { interpreter = false }
 # files = ["softmax.py", "variants.py"]
 # ///
-"""Claim: in the code the compiler generates for an H200, the looped backward's first pass
-(softmax.py) has every 128-bit load of its loop issued before the first FMA that uses a value it
-loads, and the same pass written as a plain loop (variants.py) does not.
+"""Claim: in the code the compiler generates for sm_90a (an H100 or H200), no arithmetic of the
+looped backward's first pass (softmax.py) waits on a load of the same pass of its loop, while the
+same pass written as a plain loop (variants.py) issues some of its loads only after arithmetic
+that waits on the others: two round trips to memory a pass instead of one.
 
 Runs on any machine, beside softmax.py and variants.py:  python claim_load_order.py
 Compiles both kernels for CUDA compute capability 9.0 without a GPU, with the plan softmax.py
 takes for 65536-column rows and the specializations a launch on contiguous rows passes, and
-reads the machine code (SASS) of the first pass's loop.
+reads the machine code (SASS) of the first pass's loop, in bfloat16 and float32.
 """
 
 import os
@@ -67,20 +68,32 @@ def first_loop(sass: str) -> list[str]:
     raise AssertionError("no loop in the SASS")
 
 
+REGISTER = r"(?<![\w.])R\d+\b"  # R12, not UR12 or the .64 of R2.64
+ARITHMETIC = ("FFMA", "FMUL", "FADD")  # float32 multiply-add, multiply, add
+
+
 def loads_before_use(loop: list[str]) -> tuple[int, int]:
-    """(128-bit global loads issued before the first FMA that reads a register one of them
-    loaded in the same pass of the loop, all 128-bit global loads of the loop)."""
-    loaded, issued, before = set(), 0, None
+    """(128-bit global loads issued before the first float32 arithmetic that reads a value loaded
+    in the same pass of the loop, directly or through the instructions between; all 128-bit
+    global loads of the loop). With no such arithmetic, every load counts as issued before."""
+    from_load, issued, before = set(), 0, None
     for line in loop:
-        load = re.search(r"LDG\.\S*128 R(\d+),", line)  # (1)!
-        if load:
-            first = int(load.group(1))
-            loaded |= {f"R{first + k}" for k in range(4)}  # a 128-bit load fills 4 registers
+        opcode, _, operands = re.sub(r"^@!?\w+\s+", "", line).rstrip(";").partition(" ")
+        registers = re.findall(REGISTER, operands)
+        if re.fullmatch(r"LDG\.\S*128", opcode):  # (1)!
+            first = int(registers[0][1:])
+            from_load |= {f"R{first + k}" for k in range(4)}
             issued += 1
-        fma = re.search(r"\bFFMA R\d+, (.*);", line)
-        if fma and before is None and loaded & set(re.findall(r"R\d+", fma.group(1))):
-            before = issued  # (2)!
-    return (issued if before is None else before), issued
+            continue
+        sources = set(registers[1:])
+        if before is None and opcode.split(".")[0] in ARITHMETIC and sources & from_load:
+            before = issued
+        if registers and re.match(rf"{registers[0]}\b", operands):  # it writes this register
+            if sources & from_load:
+                from_load.add(registers[0])  # a value computed from a load (a bf16 widened)
+            else:
+                from_load.discard(registers[0])
+    return (issued if before is None else before), issued  # (2)!
 
 
 for dtype in TYPES:
@@ -89,9 +102,9 @@ for dtype in TYPES:
         before, total = loads_before_use(first_loop(compile_backward(kernel, dtype)))
         dtype_name = str(dtype).split(".")[-1]
         print(f"{name}, {dtype_name}: {before} of the loop's {total} 128-bit loads issued before "
-              "the first FMA that uses one of them")  # fmt: skip
+              "the first arithmetic that uses what one of them loaded")  # fmt: skip
         if kernel is softmax.softmax_bwd_kernel:
-            assert before == total, "the loads of the next block no longer all go out first"
+            assert before == total, "an operation of the loop now waits on a load of the same pass"
         else:
             assert before < total, "the plain loop now issues all its loads first too"
 # --8<-- [end:claim]
