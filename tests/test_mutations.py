@@ -355,6 +355,11 @@ MUTATIONS: dict[str, Mutation] = {
         "return (before or 0), issued",
         r"an operation of the loop now waits on a load of the same pass",
     ),
+    "snippets/fused-softmax/claim_loop_spills.py": Mutation(
+        'constexprs={"BLOCK": block, **constexprs}',
+        'constexprs={"BLOCK": 4 * block, **constexprs}',
+        r"the float64 backward's plan spills",
+    ),
     "snippets/fused-softmax/claim_maximum_nan.py": Mutation(
         "== [True, True, True, False]",
         "== [True, True, False, False]",

@@ -425,6 +425,23 @@ def test_a_download_holds_exactly_the_files_its_record_binds():
             )
 
 
+def test_a_download_says_when_its_run_passed():
+    """The browser test runs each download alone and looks for "<stem>: all checks passed" (the
+    one line a reader can check a run by): every CPU record of such a file printed it, so a file
+    that ends without it fails here, before CI's browser run."""
+    archived = [p for p in records.list_snippets() if copies.has_archive(p)]
+    for lock in LOCKS:
+        entries = {
+            e["path"]: e for e in (records.load_record(lock.id, "cpu") or {}).get("snippets", [])
+        }
+        for path in archived:
+            entry = entries.get(path)
+            if entry is None or entry.get("status") != "passed":
+                continue  # skipped on a CPU, or not run under this lock
+            line = f"{Path(path).stem}: all checks passed"
+            assert line in entry["stdout"], f"{path} ({lock.id}) never prints {line!r}"
+
+
 @pytest.mark.parametrize("page", PAGES)
 @pytest.mark.parametrize("lang", LANGUAGES)
 def test_complete_files_say_what_else_they_need_and_offer_their_download(site_dir, page, lang):

@@ -108,3 +108,4 @@ for dtype in TYPES:
         else:
             assert before < total, "the plain loop now issues all its loads first too"
 # --8<-- [end:claim]
+print("claim_load_order: all checks passed")
