@@ -388,6 +388,13 @@ def complete_file_html(path: str, lang: str) -> str:
     ) + complete_file_needs_html(path, lang)
 
 
+def spoken_list(lang: str, items: list[str]) -> str:
+    """Items as a sentence lists them: "a, b and c" / "a、b 和 c"."""
+    if len(items) == 1:
+        return items[0]
+    return TEXT[lang]["list"].join(items[:-1]) + TEXT[lang]["list_last"] + items[-1]
+
+
 def complete_file_needs_html(path: str, lang: str) -> str:
     """Below a complete file: what else it needs that no copy carries (its declared
     ``also-needs``), and for a file that reads files beside it, its download (written beside
@@ -404,12 +411,10 @@ def complete_file_needs_html(path: str, lang: str) -> str:
         link = f'<a href="{archive}" download><code>{archive}</code></a>'
         beside = [f"<code>{html.escape(os.path.relpath(f, Path(path).parent))}</code>"
                   for f in needs.files]  # fmt: skip
-        others = beside[-1] if len(beside) == 1 else (
-            TEXT[lang]["list"].join(beside[:-1]) + TEXT[lang]["list_last"] + beside[-1]
-        )  # fmt: skip
         words = html.escape(TEXT[lang]["download"]).format(
-            file=f"<code>{html.escape(Path(path).name)}</code>", archive=link, others=others
-        )
+            file=f"<code>{html.escape(Path(path).name)}</code>", archive=link,
+            others=spoken_list(lang, beside),
+        )  # fmt: skip
         commands = html.escape("\n".join(copies.run_commands(path)), quote=False)
         parts.append(
             f'<div class="complete-file-download" data-archive="{archive}"><p>{words}</p>'
@@ -932,8 +937,7 @@ def faster_at(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b
     words = [_cell_words(lang, cell, clock_pass) for cell in misses]
     if lang == "zh":
         return html.escape(f"除 {'、'.join(words)} 外，在每个形状上")
-    listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-    return html.escape(f"at every shape but {listed}")
+    return html.escape(f"at every shape but {spoken_list(lang, words)}")
 
 
 def faster_everywhere(lang: str, cards: PageCards, path: str, clock_pass: str, a: str, b: str):
