@@ -227,7 +227,6 @@ MADE_UP_ROWS = {
           for impl in ("triton", "triton_per_row", "copy")),
     ],
 }  # fmt: skip
-FIGURES_FROM_ROWS = {PART_FILES[0]: "stage_figures", PART_FILES[1]: "variant_figures"}
 MADE_UP_RUN = """
 import json, random, sys, torch
 sys.path.insert(0, sys.argv[1])
@@ -238,12 +237,7 @@ for impl, pass_, shape, dtype in json.loads(sys.argv[3]):
     times = [rng.uniform(0.5, 2.0) for _ in range(10)]
     rows.append(harness.timed_row(impl, pass_, shape, getattr(torch, dtype), "kernel", times,
                                   "bytes", 3 * shape[0] * shape[1] * 2))
-groups, per_shape = {}, sys.argv[2] == "backward_stages"  # its figures: one shape at a time
-for row in rows:
-    groups.setdefault(tuple(row["shape"]) if per_shape else 0, []).append(row)
-figures = {}
-for group in groups.values():
-    figures.update(getattr(module, sys.argv[4])(group))
+figures = module.part_figures(rows)  # each part file's figures, from all its rows
 for row in rows:
     print("benchmark: " + json.dumps(row))
 print("figures: " + json.dumps(figures))
@@ -268,8 +262,7 @@ def test_a_part_files_figures_are_what_its_rows_give(path):
         [impl, pass_, list(shape), dtype] for impl, pass_, shape, dtype in MADE_UP_ROWS[path]
     ]
     run = subprocess.run(
-        [sys.executable, "-c", MADE_UP_RUN, str(folder), Path(path).stem, json.dumps(made_up),
-         FIGURES_FROM_ROWS[path]],
+        [sys.executable, "-c", MADE_UP_RUN, str(folder), Path(path).stem, json.dumps(made_up)],
         capture_output=True, text=True, timeout=120, env={**os.environ, "TRITON_INTERPRET": "1"},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]

@@ -154,7 +154,7 @@ def benchmark() -> list[dict]:
 # --8<-- [end:timing]
 
 
-def variant_figures(rows: list[dict]) -> dict:
+def part_figures(rows: list[dict]) -> dict:
     """The plain loop's kernel time over softmax.py's backward's, per dtype; the persistent
     plan's and one program a row's share of the copy."""
     at = {(r["impl"], r["pass"], r["dtype"]): r for r in rows}
@@ -185,5 +185,5 @@ if __name__ == "__main__":
         rows = benchmark()
         for row in rows:
             print(f"benchmark: {json.dumps(row)}")
-        print("figures: " + json.dumps(variant_figures(rows)))
+        print("figures: " + json.dumps(part_figures(rows)))
     print("variants: all checks passed")

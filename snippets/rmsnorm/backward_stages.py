@@ -77,9 +77,9 @@ def check(device: str, shape) -> None:
 
 
 # --8<-- [start:timing]
-def timed(shape) -> tuple[list[dict], dict]:
+def timed(shape) -> list[dict]:
     """Kernel time of the copy, the whole backward with each second stage and the first kernel
-    alone, taking turns in one profiler session (rmsnorm.kernel_times); rows and figures."""
+    alone, taking turns in one profiler session (rmsnorm.kernel_times), as rows."""
     gen = torch.Generator("cuda").manual_seed(shape[0] + shape[1])
     x = torch.randn(*shape, generator=gen, device="cuda", dtype=DTYPE)
     w = torch.rand(shape[1], generator=gen, device="cuda", dtype=DTYPE) + 0.5
@@ -100,34 +100,39 @@ def timed(shape) -> tuple[list[dict], dict]:
         rmsnorm.timed_row(name, "backward", shape, DTYPE, "kernel", t, "bytes", 3 * size)
         for name, t in zip(fns, times, strict=True)
     ]
-    return rows, stage_figures(rows)
+    return rows
 
 
 # --8<-- [end:timing]
 
 
-def stage_figures(rows: list[dict]) -> dict:
-    """From one shape's kernel-time rows: the first kernel's share of the copy; the whole
+def part_figures(rows: list[dict]) -> dict:
+    """From the kernel-time rows, per shape: the first kernel's share of the copy; the whole
     backward's time with PyTorch's second stage over its time with rmsnorm.py's; the first
     kernel's time over the whole backward's, with each second stage."""
-    at = {r["impl"]: r for r in rows}
-    shape = at["triton"]["shape"]
-    where, tag = f"x: ({shape[0]}, {shape[1]})", f"backward_bfloat16_{shape[0]}x{shape[1]}"
-    first, whole, whole_torch_sum = at["triton_first_kernel"], at["triton"], at["triton_torch_sum"]
-    return {
-        f"{tag}_first_kernel_of_copy": rmsnorm.ratio_figure(
-            at["copy"], first, "backward: a device copy of the same bytes, its kernel time over "
-            "the first kernel's alone", where, "bfloat16"),
-        f"{tag}_torch_sum_over_kernel": rmsnorm.ratio_figure(
-            whole_torch_sum, whole, "backward: kernel time with PyTorch's sum and cast as the "
-            "second stage over the time with rmsnorm.py's one kernel", where, "bfloat16"),
-        f"{tag}_first_kernel_of_whole": rmsnorm.ratio_figure(
-            first, whole, "backward: the first kernel's kernel time alone over the whole "
-            "backward's, with rmsnorm.py's second stage", where, "bfloat16"),
-        f"{tag}_first_kernel_of_whole_torch_sum": rmsnorm.ratio_figure(
-            first, whole_torch_sum, "backward: the first kernel's kernel time alone over the "
-            "whole backward's, with PyTorch's sum and cast", where, "bfloat16"),
-    }  # fmt: skip
+    at = {(r["impl"], tuple(r["shape"])): r for r in rows}
+    figures = {}
+    for (impl, shape), whole in at.items():
+        if impl != "triton":  # the whole backward, as rmsnorm.py's
+            continue
+        where, tag = f"x: ({shape[0]}, {shape[1]})", f"backward_bfloat16_{shape[0]}x{shape[1]}"
+        copy, first = at["copy", shape], at["triton_first_kernel", shape]
+        whole_torch_sum = at["triton_torch_sum", shape]
+        figures |= {
+            f"{tag}_first_kernel_of_copy": rmsnorm.ratio_figure(
+                copy, first, "backward: a device copy of the same bytes, its kernel time over "
+                "the first kernel's alone", where, "bfloat16"),
+            f"{tag}_torch_sum_over_kernel": rmsnorm.ratio_figure(
+                whole_torch_sum, whole, "backward: kernel time with PyTorch's sum and cast as "
+                "the second stage over the time with rmsnorm.py's one kernel", where, "bfloat16"),
+            f"{tag}_first_kernel_of_whole": rmsnorm.ratio_figure(
+                first, whole, "backward: the first kernel's kernel time alone over the whole "
+                "backward's, with rmsnorm.py's second stage", where, "bfloat16"),
+            f"{tag}_first_kernel_of_whole_torch_sum": rmsnorm.ratio_figure(
+                first, whole_torch_sum, "backward: the first kernel's kernel time alone over "
+                "the whole backward's, with PyTorch's sum and cast", where, "bfloat16"),
+        }  # fmt: skip
+    return figures
 
 
 if __name__ == "__main__":
@@ -138,12 +143,11 @@ if __name__ == "__main__":
             check(device, shape)
         print(f"stages on {device}: the same as rmsnorm.py's backward")
     if torch.cuda.is_available():
-        figures = {}
+        rows = []
         for shape in rmsnorm.SHAPES:
             check("cuda", shape)
-            rows, found = timed(shape)
-            for row in rows:
-                print(f"benchmark: {json.dumps(row)}")
-            figures.update(found)
-        print("figures: " + json.dumps(figures))
+            rows += timed(shape)
+        for row in rows:
+            print(f"benchmark: {json.dumps(row)}")
+        print("figures: " + json.dumps(part_figures(rows)))
     print("backward_stages: all checks passed")
