@@ -227,6 +227,8 @@ BENCHMARK_IMPLS = (
     # a recipe's parts, and variants it replaced (rmsnorm/backward_stages, fused-softmax/variants)
     "triton_first_kernel", "triton_torch_sum", "triton_plain_loop", "triton_per_row",
 )  # fmt: skip
+# a looped kernel at one (BLOCK, num_warps) plan (fused-softmax/variants): triton_loop_16384x32
+BENCHMARK_PLAN_IMPL = re.compile(r"triton_loop_[1-9][0-9]*x[1-9][0-9]*")
 BENCHMARK_KEYS = {"impl", "pass", "shape", "dtype", "ms_median", "ms_p20", "ms_p80", "repeats"}
 BENCHMARK_RATES = {"gbps": ("bytes", 1e6), "tflops": ("flops", 1e9)}  # rate = amount/ms/scale
 
@@ -238,8 +240,11 @@ def validate_benchmark_row(row: object) -> None:
     missing = BENCHMARK_KEYS - set(row)
     if missing:
         raise ValueError(f"benchmark row {row}: lacks {sorted(missing)}")
-    if row["impl"] not in BENCHMARK_IMPLS:
-        raise ValueError(f"benchmark row: impl {row['impl']!r} not in {BENCHMARK_IMPLS}")
+    if row["impl"] not in BENCHMARK_IMPLS and not BENCHMARK_PLAN_IMPL.fullmatch(str(row["impl"])):
+        raise ValueError(
+            f"benchmark row: impl {row['impl']!r} not in {BENCHMARK_IMPLS} nor a looped plan "
+            f"({BENCHMARK_PLAN_IMPL.pattern})"
+        )
     if "clock" in row and row["clock"] not in FIGURE_CLOCKS:
         raise ValueError(f"benchmark row: clock {row['clock']!r} not in {FIGURE_CLOCKS}")
     if not (isinstance(row["shape"], list) and all(isinstance(n, int) for n in row["shape"])):

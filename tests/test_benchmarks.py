@@ -208,9 +208,31 @@ def expected_part_figures(path: str, rows: list[dict]) -> dict[str, float]:
             out[f"{pass_}_{dtype}_plain_over_triton"] = floor3(
                 t / at["triton", pass_, shape, dtype]
             )
-        elif path == PART_FILES[1] and pass_ == "forward" and impl != "copy":
+        elif path == PART_FILES[1] and pass_ == "forward" and impl in ("triton", "triton_per_row"):
             out[f"{pass_}_{dtype}_{impl.removeprefix('triton_')}_of_copy"] = floor3(copy / t)
+        elif path == PART_FILES[1] and impl == "triton_loop_4096x8":  # the looped plans' first
+            size = {"bfloat16": 2, "float32": 4}[dtype]
+            block, warps = softmax_loop_plans()[pass_, size]
+            fastest = min(
+                ms for (i, p, s, d), ms in at.items()
+                if i.startswith("triton_loop_") and (p, s, d) == (pass_, shape, dtype)
+            )  # fmt: skip
+            out[f"{pass_}_{dtype}_fastest_plan_over_plan"] = floor3(
+                fastest / at[f"triton_loop_{block}x{warps}", pass_, shape, dtype]
+            )
+            out[f"{pass_}_{dtype}_fastest_plan_of_copy"] = floor3(copy / fastest)
     return out
+
+
+def softmax_loop_plans() -> dict:
+    """softmax.py's LOOP_PLAN, read from its source (not imported)."""
+    import ast
+
+    source = (records.SNIPPETS_DIR / "fused-softmax" / "softmax.py").read_text(encoding="utf-8")
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "LOOP_PLAN":
+            return ast.literal_eval(node.value)
+    raise AssertionError("softmax.py has no LOOP_PLAN")
 
 
 # Rows such as each part file times (impl, pass, shape, dtype), each given made-up kernel times.
@@ -225,6 +247,11 @@ MADE_UP_ROWS = {
           for impl in ("triton", "triton_plain_loop", "copy")),
         *((impl, "forward", (4096, 32768), "bfloat16")
           for impl in ("triton", "triton_per_row", "copy")),
+        *((impl, pass_, (2048, 65536), dtype)
+          for pass_ in ("forward", "backward") for dtype in ("bfloat16", "float32")
+          for impl in ("triton_loop_4096x8", "triton_loop_8192x16", "triton_loop_8192x32",
+                       "triton_loop_16384x16", "triton_loop_16384x32", "triton_loop_32768x32",
+                       "copy")),
     ],
 }  # fmt: skip
 MADE_UP_RUN = """
@@ -257,7 +284,9 @@ def test_a_part_files_figures_are_what_its_rows_give(path):
     folder = records.SNIPPETS_DIR / Path(path).parent.name
     source = (folder / Path(path).name).read_text(encoding="utf-8")
     for impl in {impl for impl, *_ in MADE_UP_ROWS[path]}:  # the names its GPU run gives its rows
-        assert f'"{impl}"' in source, f"{path} times no {impl!r}: MADE_UP_ROWS is out of date"
+        plan = records.BENCHMARK_PLAN_IMPL.fullmatch(impl)  # triton_loop_<BLOCK>x<warps>: PLANS
+        named = f"({impl[12:].replace('x', ', ')})" if plan else f'"{impl}"'
+        assert named in source, f"{path} times no {impl!r}: MADE_UP_ROWS is out of date"
     made_up = [
         [impl, pass_, list(shape), dtype] for impl, pass_, shape, dtype in MADE_UP_ROWS[path]
     ]
@@ -271,7 +300,7 @@ def test_a_part_files_figures_are_what_its_rows_give(path):
     assert len(rows) == len(made_up)
     got = {name: figure["value"] for name, figure in figures.items()}
     assert got == expected_part_figures(path, rows)
-    assert len(got) == {PART_FILES[0]: 8, PART_FILES[1]: 4}[path]
+    assert len(got) == {PART_FILES[0]: 8, PART_FILES[1]: 12}[path]
 
 
 def test_the_recipes_time_with_one_harness():

@@ -8,10 +8,11 @@
 # timeout = 300
 # files = ["softmax.py"]
 # ///
-"""Two of softmax.py's choices against what they replaced, timed: the looped backward's first
+"""Three of softmax.py's choices against what they replaced, timed: the looped backward's first
 pass loading the next block before it multiplies this one, against a plain loop (same block,
-warps and order); and the persistent plan of the 16-bit forward at 32768 columns, against one
-program instance a row (same block and warps).
+warps and order); the persistent plan of the 16-bit forward at 32768 columns, against one
+program instance a row (same block and warps); and the looped kernels' plans (LOOP_PLAN) at
+65536 columns, against the other (BLOCK, num_warps) pairs in PLANS.
 
 On a CUDA GPU, beside softmax.py:  python variants.py
 On a CPU:  TRITON_INTERPRET=1 python variants.py  (checks the variants; times nothing)
@@ -85,8 +86,33 @@ def forward_per_row(x: torch.Tensor) -> torch.Tensor:
     return y
 
 
+CUDA = torch.device("cuda")  # the plans of a GPU with an H100's or H200's shared memory
 BACKWARD_SHAPE = (2048, 65536)  # softmax.py's longest rows: the backward loops in every dtype
 FORWARD_SHAPE = (4096, 32768)  # the 16-bit forward's persistent plan
+# The looped kernels' (BLOCK, num_warps) pairs timed at BACKWARD_SHAPE, where both passes loop
+# in every dtype; softmax.py's own plans there are among them.
+PLANS = ((4096, 8), (8192, 16), (8192, 32), (16384, 16), (16384, 32), (32768, 32))
+
+
+def looped(pass_: str, plan, a: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+    """softmax.py's looped kernel of one pass with the plan (BLOCK, num_warps): the forward of
+    a, or the backward of dy = a and y."""
+    block, warps = plan
+    out = torch.empty_like(a)
+    if pass_ == "forward":
+        softmax.softmax_online_kernel[(a.shape[0],)](
+            a, out, a.shape[1], a.stride(0), out.stride(0), BLOCK=block, num_warps=warps
+        )
+    else:
+        softmax.softmax_bwd_kernel[(a.shape[0],)](
+            a, y, out, a.shape[1], a.stride(0), y.stride(0), out.stride(0), BLOCK=block,
+            ONE_BLOCK=False, num_warps=warps,
+        )  # fmt: skip
+    return out
+
+
+def plan_name(plan) -> str:
+    return f"triton_loop_{plan[0]}x{plan[1]}"
 
 
 def inputs(shape, dtype, device):
@@ -114,6 +140,29 @@ def check(device: str, backward_shape, forward_shape) -> None:
         x, _ = inputs(forward_shape, torch.bfloat16, device)
         if not torch.equal(forward_per_row(x), softmax.softmax_forward(x, raw=True)):
             raise AssertionError("one program a row differs from softmax.py's persistent forward")
+
+
+def check_plans(device: str, shape) -> None:
+    """Every plan gives softmax.py's result to rounding (another block sums in another order),
+    and bit for bit with the plan softmax.py takes for these rows, one of PLANS."""
+    for dtype in (torch.bfloat16, torch.float32):
+        x, dy = inputs(shape, dtype, device)
+        y = softmax.softmax_forward(x, raw=True)
+        want = {"forward": y, "backward": softmax.softmax_backward_launch(dy, y, raw=True)}
+        args = {"forward": (x,), "backward": (dy, y)}
+        for pass_ in ("forward", "backward"):
+            block, warps, one_block, _ = softmax.launch_plan(
+                shape[1], dtype.itemsize, pass_, torch.device(device)
+            )
+            if one_block or (block, warps) not in PLANS:
+                raise AssertionError(f"{pass_}, {dtype}: softmax.py's plan is not one timed here")
+            for plan in PLANS:
+                exact = plan == (block, warps)
+                torch.testing.assert_close(
+                    looped(pass_, plan, *args[pass_]), want[pass_],
+                    rtol=0 if exact else 1.6e-2, atol=0 if exact else 1e-5,
+                    msg=lambda m, plan=plan: f"{pass_}, {dtype}, plan {plan}: {m}",
+                )  # fmt: skip
 
 
 # --8<-- [start:timing]
@@ -148,6 +197,14 @@ def benchmark() -> list[dict]:
         })  # fmt: skip
     else:
         print("forward: no persistent plan on this GPU (too little shared memory): not timed")
+    for dtype in (torch.bfloat16, torch.float32):  # the looped plans, each pass in one session
+        x, dy = inputs(BACKWARD_SHAPE, dtype, "cuda")
+        y = softmax.softmax_forward(x, raw=True)
+        for pass_, args in (("forward", (x,)), ("backward", (dy, y))):
+            rows += timed(pass_, BACKWARD_SHAPE, dtype, {
+                plan_name(p): lambda p=p, pass_=pass_, args=args: looped(pass_, p, *args)
+                for p in PLANS
+            })  # fmt: skip
     return rows
 
 
@@ -156,20 +213,35 @@ def benchmark() -> list[dict]:
 
 def part_figures(rows: list[dict]) -> dict:
     """The plain loop's kernel time over softmax.py's backward's, per dtype; the persistent
-    plan's and one program a row's share of the copy."""
-    at = {(r["impl"], r["pass"], r["dtype"]): r for r in rows}
+    plan's and one program a row's share of the copy; per pass and dtype, the fastest looped
+    plan's kernel time over softmax.py's plan's (1 where softmax.py's is the fastest) and the
+    fastest plan's share of the copy."""
+    at = {(r["impl"], r["pass"], r["dtype"], tuple(r["shape"])): r for r in rows}
     figures = {}
-    for (impl, pass_, dtype), row in at.items():
-        where = f"x: ({row['shape'][0]}, {row['shape'][1]})"
-        if impl == "triton_plain_loop":
+    for (impl, pass_, dtype, shape), row in at.items():
+        where = f"x: ({shape[0]}, {shape[1]})"
+        if impl == plan_name(PLANS[0]):  # the looped plans of this pass and dtype
+            plan = softmax.launch_plan(shape[1], getattr(torch, dtype).itemsize, pass_, CUDA)
+            ours = at[plan_name(plan[:2]), pass_, dtype, shape]
+            fastest = min((at[plan_name(p), pass_, dtype, shape] for p in PLANS),
+                          key=lambda r: r["ms_median"])  # fmt: skip
+            figures[f"{pass_}_{dtype}_fastest_plan_over_plan"] = softmax.ratio_figure(
+                fastest, ours, f"{pass_}: kernel time of the fastest of the looped plans timed "
+                f"({fastest['impl'].removeprefix('triton_loop_')}) over softmax.py's", where,
+                dtype)  # fmt: skip
+            figures[f"{pass_}_{dtype}_fastest_plan_of_copy"] = softmax.ratio_figure(
+                at["copy", pass_, dtype, shape], fastest, f"{pass_}: a device copy of the same "
+                f"bytes, its kernel time over the fastest looped plan's "
+                f"({fastest['impl'].removeprefix('triton_loop_')})", where, dtype)  # fmt: skip
+        elif impl == "triton_plain_loop":
             figures[f"backward_{dtype}_plain_over_triton"] = softmax.ratio_figure(
-                row, at["triton", pass_, dtype], "backward: kernel time with the plain loop over "
-                "softmax.py's", where, dtype)  # fmt: skip
-        elif pass_ == "forward" and impl != "copy":
+                row, at["triton", pass_, dtype, shape], "backward: kernel time with the plain "
+                "loop over softmax.py's", where, dtype)  # fmt: skip
+        elif pass_ == "forward" and impl in ("triton", "triton_per_row"):
             what = "the persistent plan" if impl == "triton" else "one program instance a row"
             figures[f"forward_{dtype}_{impl.removeprefix('triton_')}_of_copy"] = (
-                softmax.ratio_figure(at["copy", pass_, dtype], row, "forward: a device copy of "
-                f"the same bytes, its kernel time over {what}'s", where, dtype)
+                softmax.ratio_figure(at["copy", pass_, dtype, shape], row, "forward: a device "
+                f"copy of the same bytes, its kernel time over {what}'s", where, dtype)
             )  # fmt: skip
     return figures
 
@@ -179,9 +251,11 @@ if __name__ == "__main__":
     devices += ["cuda"] if torch.cuda.is_available() else []
     for device in devices:
         check(device, (3, 40000), (5, 20000))
+        check_plans(device, (3, 40000))
         print(f"variants on {device}: the same results as softmax.py's kernels")
     if torch.cuda.is_available():
         check("cuda", BACKWARD_SHAPE, FORWARD_SHAPE)  # at the shapes it times, too
+        check_plans("cuda", BACKWARD_SHAPE)
         rows = benchmark()
         for row in rows:
             print(f"benchmark: {json.dumps(row)}")
