@@ -79,7 +79,7 @@ def check(device: str, shape) -> None:
 # --8<-- [start:timing]
 def timed(shape) -> list[dict]:
     """Kernel time of the copy, the whole backward with each second stage and the first kernel
-    alone, taking turns in one profiler session (rmsnorm.kernel_times), as rows."""
+    alone, one after another in one profiler session (rmsnorm.kernel_times), as rows."""
     gen = torch.Generator("cuda").manual_seed(shape[0] + shape[1])
     x = torch.randn(*shape, generator=gen, device="cuda", dtype=DTYPE)
     w = torch.rand(shape[1], generator=gen, device="cuda", dtype=DTYPE) + 0.5
