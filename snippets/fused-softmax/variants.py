@@ -11,8 +11,9 @@
 """Three of softmax.py's choices beside alternatives, timed: the looped backward's first pass
 loading the next block before it multiplies this one, against a plain loop (same block, warps
 and order); the persistent plan of the 16-bit forward at 32768 columns, against one program
-instance a row (same block and warps); and the looped kernels' plans (LOOP_PLAN) at 65536
-columns, against the other (BLOCK, num_warps) pairs in PLANS.
+instance a row (same block and warps) and against the looped kernel, which reads each row
+twice, with each (BLOCK, num_warps) pair in PLANS; and the looped kernels' plans (LOOP_PLAN)
+at 65536 columns, against the other pairs in PLANS.
 
 On a CUDA GPU, beside softmax.py:  python variants.py
 On a CPU:  TRITON_INTERPRET=1 python variants.py  (checks the variants; times nothing)
@@ -115,6 +116,11 @@ def plan_name(plan) -> str:
     return f"triton_loop_{plan[0]}x{plan[1]}"
 
 
+def plans(pass_: str, *args) -> dict:
+    """The looped kernel of one pass with each plan in PLANS, by row name."""
+    return {plan_name(p): lambda p=p: looped(pass_, p, *args) for p in PLANS}
+
+
 def inputs(shape, dtype, device):
     gen = torch.Generator(device).manual_seed(shape[0] + shape[1])
     x = torch.randn(*shape, generator=gen, device=device, dtype=dtype)
@@ -148,22 +154,23 @@ PLAN_TOLERANCE = {torch.bfloat16: dict(rtol=1.6e-2, atol=1e-9),
                   torch.float32: dict(rtol=1e-5, atol=1e-12)}  # fmt: skip
 
 
-def check_plans(device: str, shape) -> None:
-    """Every plan gives softmax.py's result to PLAN_TOLERANCE, and bit for bit with the plan
-    softmax.py takes for these rows, one of PLANS."""
-    for dtype in (torch.bfloat16, torch.float32):
+def check_plans(device: str, shape, dtypes=(torch.bfloat16, torch.float32),
+                passes=("forward", "backward")) -> None:  # fmt: skip
+    """Every plan gives softmax.py's result to PLAN_TOLERANCE; where softmax.py loops over
+    these rows, its plan is one of PLANS and gives its result bit for bit."""
+    for dtype in dtypes:
         x, dy = inputs(shape, dtype, device)
         y = softmax.softmax_forward(x, raw=True)
         want = {"forward": y, "backward": softmax.softmax_backward_launch(dy, y, raw=True)}
         args = {"forward": (x,), "backward": (dy, y)}
-        for pass_ in ("forward", "backward"):
+        for pass_ in passes:
             block, warps, one_block, _ = softmax.launch_plan(
                 shape[1], dtype.itemsize, pass_, torch.device(device)
             )
-            if one_block or (block, warps) not in PLANS:
+            if not one_block and (block, warps) not in PLANS:
                 raise AssertionError(f"{pass_}, {dtype}: softmax.py's plan is not one timed here")
             for plan in PLANS:
-                exact = plan == (block, warps)
+                exact = not one_block and plan == (block, warps)
                 torch.testing.assert_close(
                     looped(pass_, plan, *args[pass_]), want[pass_],
                     **(dict(rtol=0, atol=0) if exact else PLAN_TOLERANCE[dtype]),
@@ -191,10 +198,6 @@ def benchmark() -> list[dict]:
     for dtype in (torch.bfloat16, torch.float32):  # at 65536 columns both passes loop
         x, dy = inputs(BACKWARD_SHAPE, dtype, "cuda")
         y = softmax.softmax_forward(x, raw=True)
-
-        def plans(pass_, *args):
-            return {plan_name(p): lambda p=p: looped(pass_, p, *args) for p in PLANS}
-
         rows += timed("forward", BACKWARD_SHAPE, dtype, plans("forward", x))
         rows += timed("backward", BACKWARD_SHAPE, dtype, {
             "triton": lambda: softmax.softmax_backward_launch(dy, y, raw=True),
@@ -206,6 +209,7 @@ def benchmark() -> list[dict]:
         rows += timed("forward", FORWARD_SHAPE, torch.bfloat16, {
             "triton": lambda: softmax.softmax_forward(x, raw=True),
             "triton_per_row": lambda: forward_per_row(x),
+            **plans("forward", x),
         })  # fmt: skip
     else:
         print("forward: no persistent plan on this GPU (too little shared memory): not timed")
@@ -219,12 +223,25 @@ def part_figures(rows: list[dict]) -> dict:
     """The plain loop's kernel time over softmax.py's backward's, per dtype; the persistent
     plan's and one program a row's share of the copy; per pass and dtype, the fastest looped
     plan's kernel time over softmax.py's plan's (1 where softmax.py's is the fastest) and the
-    fastest plan's share of the copy."""
+    fastest plan's share of the copy; at FORWARD_SHAPE, the fastest looped plan's kernel time
+    over the persistent plan's, and its share of the copy."""
     at = {(r["impl"], r["pass"], r["dtype"], tuple(r["shape"])): r for r in rows}
     figures = {}
     for (impl, pass_, dtype, shape), row in at.items():
         where = f"x: ({shape[0]}, {shape[1]})"
-        if impl == plan_name(PLANS[0]):  # the looped plans of this pass and dtype
+        if impl == plan_name(PLANS[0]) and shape == FORWARD_SHAPE:  # looped against one block
+            fastest = min((at[plan_name(p), pass_, dtype, shape] for p in PLANS),
+                          key=lambda r: r["ms_median"])  # fmt: skip
+            loop, tag = fastest["impl"].removeprefix("triton_loop_"), f"{pass_}_{dtype}_{shape[1]}"
+            figures[f"{tag}_fastest_loop_over_triton"] = softmax.ratio_figure(
+                fastest, at["triton", pass_, dtype, shape], f"{pass_}: kernel time of the fastest "
+                f"of the looped plans timed ({loop}) over softmax.py's persistent plan's", where,
+                dtype)  # fmt: skip
+            figures[f"{tag}_fastest_loop_of_copy"] = softmax.ratio_figure(
+                at["copy", pass_, dtype, shape], fastest, f"{pass_}: a device copy of the same "
+                f"bytes, its kernel time over the fastest looped plan's ({loop})", where,
+                dtype)  # fmt: skip
+        elif impl == plan_name(PLANS[0]):  # the looped plans of this pass and dtype
             plan = softmax.launch_plan(shape[1], getattr(torch, dtype).itemsize, pass_, CUDA)
             ours = at[plan_name(plan[:2]), pass_, dtype, shape]
             fastest = min((at[plan_name(p), pass_, dtype, shape] for p in PLANS),
@@ -256,10 +273,12 @@ if __name__ == "__main__":
     for device in devices:
         check(device, (3, 40000), (5, 20000))
         check_plans(device, (3, 40000))
+        check_plans(device, (5, 20000), (torch.bfloat16,), ("forward",))
         print(f"variants on {device}: the same results as softmax.py's kernels")
     if torch.cuda.is_available():
         check("cuda", BACKWARD_SHAPE, FORWARD_SHAPE)  # at the shapes it times, too
         check_plans("cuda", BACKWARD_SHAPE)
+        check_plans("cuda", FORWARD_SHAPE, (torch.bfloat16,), ("forward",))
         rows = benchmark()
         for row in rows:
             print(f"benchmark: {json.dumps(row)}")
