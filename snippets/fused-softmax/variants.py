@@ -91,7 +91,8 @@ CUDA = torch.device("cuda")  # the plans of a GPU with an H100's or H200's share
 BACKWARD_SHAPE = (2048, 65536)  # softmax.py's longest rows: the backward loops in every dtype
 FORWARD_SHAPE = (4096, 32768)  # the 16-bit forward's persistent plan
 # The looped kernels' (BLOCK, num_warps) pairs timed at BACKWARD_SHAPE, where both passes loop
-# in every dtype; softmax.py's own plans there are among them.
+# in every dtype (softmax.py's own plans there are among them), and, in the bfloat16 forward,
+# at FORWARD_SHAPE beside the persistent plan.
 PLANS = ((4096, 8), (8192, 16), (8192, 32), (16384, 16), (16384, 32), (32768, 32))
 
 
@@ -229,7 +230,7 @@ def part_figures(rows: list[dict]) -> dict:
     figures = {}
     for (impl, pass_, dtype, shape), row in at.items():
         where = f"x: ({shape[0]}, {shape[1]})"
-        if impl == plan_name(PLANS[0]) and shape == FORWARD_SHAPE:  # looped against one block
+        if impl == plan_name(PLANS[0]) and shape == FORWARD_SHAPE:  # looped against the persistent plan
             fastest = min((at[plan_name(p), pass_, dtype, shape] for p in PLANS),
                           key=lambda r: r["ms_median"])  # fmt: skip
             loop, tag = fastest["impl"].removeprefix("triton_loop_"), f"{pass_}_{dtype}_{shape[1]}"
