@@ -230,7 +230,7 @@ def part_figures(rows: list[dict]) -> dict:
     figures = {}
     for (impl, pass_, dtype, shape), row in at.items():
         where = f"x: ({shape[0]}, {shape[1]})"
-        if impl == plan_name(PLANS[0]) and shape == FORWARD_SHAPE:  # looped against the persistent plan
+        if impl == plan_name(PLANS[0]) and shape == FORWARD_SHAPE:  # against the persistent plan
             fastest = min((at[plan_name(p), pass_, dtype, shape] for p in PLANS),
                           key=lambda r: r["ms_median"])  # fmt: skip
             loop, tag = fastest["impl"].removeprefix("triton_loop_"), f"{pass_}_{dtype}_{shape[1]}"
