@@ -230,31 +230,25 @@ def part_figures(rows: list[dict]) -> dict:
     figures = {}
     for (impl, pass_, dtype, shape), row in at.items():
         where = f"x: ({shape[0]}, {shape[1]})"
-        if impl == plan_name(PLANS[0]) and shape == FORWARD_SHAPE:  # against the persistent plan
+        if impl == plan_name(PLANS[0]):  # the looped plans of this pass, dtype and shape
+            one_block = shape == FORWARD_SHAPE  # against softmax.py's persistent plan there,
+            size = getattr(torch, dtype).itemsize  # else against its own looped plan
+            plan = "triton" if one_block else plan_name(
+                softmax.launch_plan(shape[1], size, pass_, CUDA)[:2])  # fmt: skip
+            ours = at[plan, pass_, dtype, shape]
             fastest = min((at[plan_name(p), pass_, dtype, shape] for p in PLANS),
-                          key=lambda r: r["ms_median"])  # fmt: skip
-            loop, tag = fastest["impl"].removeprefix("triton_loop_"), f"{pass_}_{dtype}_{shape[1]}"
-            figures[f"{tag}_fastest_loop_over_triton"] = softmax.ratio_figure(
-                fastest, at["triton", pass_, dtype, shape], f"{pass_}: kernel time of the fastest "
-                f"of the looped plans timed ({loop}) over softmax.py's persistent plan's", where,
+                          key=lambda r: (r["ms_median"], r is not ours))  # a tie: ours  # fmt: skip
+            loop = fastest["impl"].removeprefix("triton_loop_")
+            tag = f"{pass_}_{dtype}_{shape[1]}_fastest_loop" if one_block else (
+                f"{pass_}_{dtype}_fastest_plan")  # fmt: skip
+            figures[f"{tag}_over_{'triton' if one_block else 'plan'}"] = softmax.ratio_figure(
+                fastest, ours, f"{pass_}: kernel time of the fastest of the looped plans timed "
+                f"({loop}) over softmax.py's{' persistent plan' if one_block else ' plan'}", where,
                 dtype)  # fmt: skip
-            figures[f"{tag}_fastest_loop_of_copy"] = softmax.ratio_figure(
+            figures[f"{tag}_of_copy"] = softmax.ratio_figure(
                 at["copy", pass_, dtype, shape], fastest, f"{pass_}: a device copy of the same "
                 f"bytes, its kernel time over the fastest looped plan's ({loop})", where,
                 dtype)  # fmt: skip
-        elif impl == plan_name(PLANS[0]):  # the looped plans of this pass and dtype
-            plan = softmax.launch_plan(shape[1], getattr(torch, dtype).itemsize, pass_, CUDA)
-            ours = at[plan_name(plan[:2]), pass_, dtype, shape]
-            fastest = min((at[plan_name(p), pass_, dtype, shape] for p in PLANS),
-                          key=lambda r: (r["ms_median"], r is not ours))  # a tie: ours  # fmt: skip
-            figures[f"{pass_}_{dtype}_fastest_plan_over_plan"] = softmax.ratio_figure(
-                fastest, ours, f"{pass_}: kernel time of the fastest of the looped plans timed "
-                f"({fastest['impl'].removeprefix('triton_loop_')}) over softmax.py's", where,
-                dtype)  # fmt: skip
-            figures[f"{pass_}_{dtype}_fastest_plan_of_copy"] = softmax.ratio_figure(
-                at["copy", pass_, dtype, shape], fastest, f"{pass_}: a device copy of the same "
-                f"bytes, its kernel time over the fastest looped plan's "
-                f"({fastest['impl'].removeprefix('triton_loop_')})", where, dtype)  # fmt: skip
         elif impl == "triton_plain_loop":
             figures[f"backward_{dtype}_plain_over_triton"] = softmax.ratio_figure(
                 row, at["triton", pass_, dtype, shape], "backward: kernel time with the plain "
